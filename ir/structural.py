@@ -1,0 +1,109 @@
+"""Structural ops of the dialect: return, yield and the region-carrying fused kernels.
+
+kernel.elementwise(%in...) {shape}: one loop nest over `shape`; each operand broadcasts to it
+(numpy rules, right-aligned). Its region has one block with a scalar argument per operand and ends
+in `yield` of the scalar results; results are tensors of `shape` with the yielded dtypes.
+
+kernel.reduce(%in...) {shape, axes, kind, keepdims, dtype}: iterate `shape`, compute the region's
+yielded scalar per element and combine over `axes` with `kind` (sum, prod, max, min, any, all,
+argmax, argmin); the result has the reduced shape and `dtype`.
+"""
+from __future__ import annotations
+
+from .dtypes import DType
+from .opdef import REQUIRED, OpDef, OpError, broadcast_shapes, register
+from .symbols import dims_equal
+from .types import ScalarType, TensorType
+
+REDUCE_KINDS = ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin")
+
+
+def _no_results(operand_types, attrs, regions):
+    return []
+
+
+def _kernel_body_checks(op, name: str) -> list:
+    if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+        raise OpError(f"{name}: expected one region with one block")
+    block = op.regions[0].block
+    if len(block.args) != len(op.operands):
+        raise OpError(f"{name}: body has {len(block.args)} arguments for {len(op.operands)} operands")
+    for i, (a, v) in enumerate(zip(block.args, op.operands)):
+        if not isinstance(a.type, ScalarType) or a.type.dtype != v.type.dtype:
+            raise OpError(f"{name}: body argument #{i} is {a.type}, expected scalar {v.type.dtype}")
+    shape = op.attrs["shape"]
+    for i, v in enumerate(op.operands):
+        if not isinstance(v.type, TensorType):
+            raise OpError(f"{name}: operand #{i} must be a tensor, got {v.type}")
+        out = broadcast_shapes(v.type.shape, shape, op=name)
+        if len(out) != len(shape) or not all(dims_equal(a, b) for a, b in zip(out, shape)):
+            raise OpError(f"{name}: operand #{i} of type {v.type} does not broadcast to shape {shape}")
+    term = block.terminator
+    if term is None or term.name != "yield":
+        raise OpError(f"{name}: body must end in yield")
+    return [v.type for v in term.operands]
+
+
+def _elementwise_infer(operand_types, attrs, regions):
+    if not regions:
+        raise OpError("kernel.elementwise: needs its body region to infer result types")
+    term = regions[0].block.terminator
+    if term is None or term.name != "yield":
+        raise OpError("kernel.elementwise: body must end in yield")
+    return [TensorType(v.type.dtype, attrs["shape"]) for v in term.operands]
+
+
+def _elementwise_verify(op):
+    yielded = _kernel_body_checks(op, "kernel.elementwise")
+    if len(yielded) != len(op.results):
+        raise OpError(f"kernel.elementwise: yields {len(yielded)} values for {len(op.results)} results")
+    for i, (t, r) in enumerate(zip(yielded, op.results)):
+        if r.type != TensorType(t.dtype, op.attrs["shape"]):
+            raise OpError(f"kernel.elementwise: result #{i} is {r.type}, expected {t.dtype} of shape "
+                          f"{op.attrs['shape']}")
+
+
+def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+    axes = {a % len(shape) for a in axes} if shape else set()
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _reduce_infer(operand_types, attrs, regions):
+    if attrs["kind"] not in REDUCE_KINDS:
+        raise OpError(f"kernel.reduce: kind must be one of {REDUCE_KINDS}, got {attrs['kind']!r}")
+    dt = attrs["dtype"]
+    if not isinstance(dt, DType):
+        raise OpError(f"kernel.reduce: dtype attribute must be a DType, got {dt!r}")
+    return [TensorType(dt, reduced_shape(tuple(attrs["shape"]), tuple(attrs["axes"]), attrs["keepdims"]))]
+
+
+def _reduce_verify(op):
+    yielded = _kernel_body_checks(op, "kernel.reduce")
+    if len(yielded) != 1:
+        raise OpError(f"kernel.reduce: body must yield exactly one value, got {len(yielded)}")
+    rank = len(op.attrs["shape"])
+    for a in op.attrs["axes"]:
+        if not -rank <= a < rank:
+            raise OpError(f"kernel.reduce: axis {a} out of bounds for rank {rank}")
+
+
+def _return_verify(op):
+    f = op.parent.parent if op.parent is not None else None
+    if f is not None and hasattr(f, "result_types"):
+        got = [v.type for v in op.operands]
+        if got != list(f.result_types):
+            raise OpError(f"return: returns {[str(t) for t in got]}, function @{f.name} declares "
+                          f"{[str(t) for t in f.result_types]}")
+
+
+register(OpDef("return", None, infer=_no_results, verify=_return_verify, traits=frozenset({"terminator"}),
+               num_results=0))
+register(OpDef("yield", None, infer=_no_results, traits=frozenset({"terminator"}), num_results=0))
+register(OpDef("kernel.elementwise", None, attrs={"shape": REQUIRED}, infer=_elementwise_infer,
+               verify=_elementwise_verify, traits=frozenset({"kernel", "elementwise_kernel"}), min_arity=0))
+register(OpDef("kernel.reduce", None, min_arity=0, infer=_reduce_infer, verify=_reduce_verify,
+               attrs={"shape": REQUIRED, "axes": REQUIRED, "kind": REQUIRED, "keepdims": False,
+                      "dtype": REQUIRED},
+               traits=frozenset({"kernel", "reduction_kernel"})))
