@@ -1,0 +1,95 @@
+"""LowerCtx: everything a lowering rule may use, passed explicitly (never ambient)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llvmlite import ir as L
+
+from ir.dtypes import DType
+
+from ..targets.base import Target
+from .types import I1, scalar_type, value_type
+
+
+@dataclass
+class LowerCtx:
+    """Lowering state for one function body.
+
+    `vlen` is the lane count of the values being computed: 1 for the scalar paths, the target's
+    vector length in the vectorised inner loop. Rules call `const`, `intrinsic` and `math` so that
+    the same rule body serves scalars and vectors.
+    """
+
+    module: L.Module
+    builder: L.IRBuilder
+    target: Target
+    vlen: int = 1
+    _helpers: dict = field(default_factory=dict)
+
+    # --- constants and types -----------------------------------------------------------------
+    def ty(self, dt: DType) -> L.Type:
+        return value_type(dt, self.vlen)
+
+    def const(self, dt: DType, value) -> L.Constant:
+        """`value` in dtype `dt` (real component for complex), splatted to vlen lanes."""
+        t = scalar_type(dt)
+        if t is I1:
+            c = L.Constant(t, int(bool(value)))
+        elif isinstance(t, L.IntType):
+            c = L.Constant(t, int(value))
+        else:
+            c = L.Constant(t, float(value))
+        return self.splat(c)
+
+    def splat(self, c):
+        if self.vlen == 1:
+            return c
+        if isinstance(c, L.Constant):
+            return L.Constant(L.VectorType(c.type, self.vlen), [c] * self.vlen)
+        b = self.builder
+        undef = L.Constant(L.VectorType(c.type, self.vlen), L.Undefined)
+        v = b.insert_element(undef, c, L.Constant(L.IntType(32), 0))
+        mask = L.Constant(L.VectorType(L.IntType(32), self.vlen), [0] * self.vlen)
+        return b.shuffle_vector(v, undef, mask)
+
+    # --- declarations ------------------------------------------------------------------------
+    def function(self, name: str, ret: L.Type, args: list[L.Type]) -> L.Function:
+        """Declare (once) an external function."""
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = L.Function(self.module, L.FunctionType(ret, args), name=name)
+        return fn
+
+    def intrinsic(self, name: str, args: list, ret: L.Type | None = None):
+        """Call `llvm.<name>` overloaded on the first argument's type (e.g. llvm.sqrt.v8f64)."""
+        t = args[0].type
+        suffix = _type_suffix(t)
+        fn = self.function(f"llvm.{name}.{suffix}", ret or t, [a.type for a in args])
+        return self.builder.call(fn, args)
+
+    def helper(self, key, build):
+        """A module-level helper function built once by `build(ctx) -> L.Function`."""
+        fn = self._helpers.get(key)
+        if fn is None:
+            fn = self._helpers[key] = build(self)
+        return fn
+
+    def per_lane(self, fn: L.Function, args: list):
+        """Apply a scalar function lane by lane (used where no vector variant exists)."""
+        b = self.builder
+        if self.vlen == 1 or not isinstance(args[0].type, L.VectorType):
+            return b.call(fn, args)
+        out = L.Constant(L.VectorType(fn.function_type.return_type, self.vlen), L.Undefined)
+        for i in range(self.vlen):
+            k = L.Constant(L.IntType(32), i)
+            r = b.call(fn, [b.extract_element(a, k) for a in args])
+            out = b.insert_element(out, r, k)
+        return out
+
+
+def _type_suffix(t: L.Type) -> str:
+    if isinstance(t, L.VectorType):
+        return f"v{t.count}{_type_suffix(t.element)}"
+    if isinstance(t, L.IntType):
+        return f"i{t.width}"
+    return {"float": "f32", "double": "f64"}[str(t)]

@@ -1,0 +1,289 @@
+"""Reference interpreter: runs any function with numpy through each op's `reference`.
+
+It is the semantic ground truth that passes and code generators are tested against. Inputs are
+checked against the signature (count, dtype, shape); symbolic dims are bound from the inputs and
+module guards and symbol ranges are checked. Every op's results are checked against their declared
+types, so a rule that disagrees with its reference is reported at the op that produced it. Values
+are dropped after their last use (like torch.fx's Interpreter), so peak memory follows liveness.
+
+Fused kernels run on whole arrays: operands are broadcast to the kernel's `shape`, the body's
+scalar ops run elementwise on arrays through the same references, and kernel.reduce combines the
+yielded array over `axes` with the numpy function of its `kind`.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .core import Block, Func, Module, Operation, Value
+from .opdef import MissingRule, lookup
+from .symbols import is_static
+from .types import ScalarType, TensorType
+from .verifier import describe_op
+
+log = logging.getLogger(__name__)
+
+Env = dict  # sympy Symbol -> int
+
+
+class InterpError(RuntimeError):
+    """An op produced a value that disagrees with its declared type, or cannot be executed."""
+
+
+# --- symbolic dims ---------------------------------------------------------------------------------
+
+def eval_dim(dim: Any, env: Env) -> int:
+    """The concrete size of a dim under the symbol bindings `env`."""
+    if is_static(dim):
+        return dim
+    value = dim.xreplace(env)
+    if value.free_symbols:
+        names = sorted(str(s) for s in value.free_symbols)
+        raise ValueError(f"dimension {dim} depends on unbound size symbol(s) {names}")
+    return int(value)
+
+
+def concretize(x: Any, env: Env) -> Any:
+    """Attributes with every symbolic dim replaced by its size (tuples and lists recursively)."""
+    if isinstance(x, (tuple, list)):
+        return type(x)(concretize(e, env) for e in x)
+    if hasattr(x, "free_symbols") and hasattr(x, "xreplace") and x.free_symbols:
+        value = x.xreplace(env)
+        return int(value) if value.is_Integer else value
+    return x
+
+
+def _arg_label(func: Func, i: int) -> str:
+    hint = func.args[i].name_hint
+    return f"argument #{i}" + (f" (%{hint})" if hint else "") + f" of @{func.name}"
+
+
+def bind_inputs(func: Func, arrays: tuple) -> tuple[list[np.ndarray], Env]:
+    """Check `arrays` against the signature of `func`; return them as arrays and the size bindings."""
+    if len(arrays) != len(func.args):
+        raise TypeError(f"@{func.name} takes {len(func.args)} argument(s) "
+                        f"({', '.join(map(str, func.arg_types))}), got {len(arrays)}")
+    out = [np.asarray(a) for a in arrays]
+    env: Env = {}
+    origin: dict[Any, str] = {}
+    deferred = []
+    for i, (a, t) in enumerate(zip(out, func.arg_types)):
+        label = _arg_label(func, i)
+        if a.dtype != t.dtype.numpy:
+            raise TypeError(f"{label}: expected dtype {t.dtype.np_name} ({t}), got {a.dtype}")
+        if a.ndim != len(t.shape):
+            raise ValueError(f"{label}: expected rank {len(t.shape)} ({t}), got shape {a.shape}")
+        for k, (dim, size) in enumerate(zip(t.shape, a.shape)):
+            if is_static(dim):
+                if dim != size:
+                    raise ValueError(f"{label}: expected {t}, got shape {a.shape} (dim {k} must be {dim})")
+            elif dim.is_Symbol:
+                if dim in env and env[dim] != size:
+                    raise ValueError(f"{label}: dim {k} is {size}, but size symbol {dim} is {env[dim]} "
+                                     f"from {origin[dim]} (expected {t}, got shape {a.shape})")
+                env.setdefault(dim, size)
+                origin.setdefault(dim, f"{label} dim {k}")
+            else:
+                deferred.append((label, t, a.shape, k, dim, size))
+    for label, t, shape, k, dim, size in deferred:
+        _bind_expression(env, dim, size)
+        if eval_dim(dim, env) != size:
+            raise ValueError(f"{label}: dim {k} is {size}, but {dim} = {eval_dim(dim, env)} "
+                             f"(expected {t}, got shape {shape})")
+    return out, env
+
+
+def _bind_expression(env: Env, dim: Any, size: int) -> None:
+    """Bind the one unbound symbol of a compound dim such as `2*s0` from its size, if it is solvable."""
+    free = [s for s in dim.free_symbols if s not in env]
+    if len(free) != 1:
+        return
+    from .symbols import sympy
+
+    sp = sympy()
+    sols = [s for s in sp.solve(sp.Eq(dim.xreplace(env), size), free[0]) if s.is_Integer and s > 0]
+    if len(sols) == 1:
+        env[free[0]] = int(sols[0])
+
+
+def check_guards(module: Module, env: Env, func: Func) -> None:
+    """Symbol ranges and guards of `module` must hold for the bindings `env`."""
+    by_name = {str(s): v for s, v in env.items()}
+    for name, info in module.symbols.items():
+        if name not in by_name:
+            continue
+        v = by_name[name]
+        if v < info.lower or (info.upper is not None and v > info.upper):
+            upper = "inf)" if info.upper is None else f"{info.upper}]"
+            raise ValueError(f"@{func.name}: size symbol {name} = {v} is outside its range [{info.lower}, {upper}")
+    for g in module.guards:
+        held = g.xreplace(env) if hasattr(g, "xreplace") else g
+        if getattr(held, "free_symbols", None):
+            continue  # a guard over symbols this function does not bind
+        if not bool(held):
+            bound = ", ".join(f"{k} = {v}" for k, v in sorted(by_name.items()))
+            raise ValueError(f"@{func.name}: guard {g} fails for the given inputs ({bound})")
+
+
+# --- execution --------------------------------------------------------------------------------------
+
+def run_module(module: Module, name: str, *arrays, check_types: bool = True) -> tuple[np.ndarray, ...]:
+    if name not in module.funcs:
+        raise KeyError(f"module @{module.name} has no function @{name}; it has {sorted(module.funcs)}")
+    return run_func(module.funcs[name], *arrays, check_types=check_types)
+
+
+def run_func(func: Func, *arrays, check_types: bool = True) -> tuple[np.ndarray, ...]:
+    """Execute `func` on numpy inputs; returns the tuple of its results."""
+    values, env = bind_inputs(func, arrays)
+    if func.parent is not None:
+        check_guards(func.parent, env, func)
+    frame = _Frame(env, check_types)
+    return tuple(frame.run_block(func.body, values))
+
+
+class _Frame:
+    def __init__(self, env: Env, check_types: bool):
+        self.env = env
+        self.check_types = check_types
+
+    def run_block(self, block: Block, args: list) -> list:
+        """Run `block` with its arguments bound to `args`; returns the terminator's operand values."""
+        vals: dict[Value, Any] = dict(zip(block.args, args))
+        last_use = _last_uses(block)
+        for i, op in enumerate(block.ops):
+            if op is block.terminator and _is_terminator(op):
+                return [vals[v] for v in op.operands]
+            results = self.run_op(op, [vals[v] for v in op.operands])
+            for r, x in zip(op.results, results):
+                vals[r] = x
+            for v in last_use.get(i, ()):
+                vals.pop(v, None)
+        raise InterpError("block ended without a terminator")
+
+    def run_op(self, op: Operation, operands: list) -> list:
+        executor = REGION_EXECUTORS.get(op.name)
+        try:
+            with np.errstate(all="ignore"):
+                if executor is not None:
+                    results = executor(self, op, operands)
+                else:
+                    results = _call_reference(op, operands, self.env)
+        except (MissingRule, InterpError):
+            raise
+        except Exception as e:
+            e.add_note(f"while interpreting {describe_op(op)}")
+            raise
+        if self.check_types:
+            self._check_results(op, results)
+        return results
+
+    def _check_results(self, op: Operation, results: list) -> None:
+        for i, (r, x) in enumerate(zip(op.results, results)):
+            t = r.type
+            if isinstance(t, (TensorType, ScalarType)) and x.dtype != t.dtype.numpy:
+                raise InterpError(f"{describe_op(op)}: the reference returned dtype {x.dtype} for result #{i}, "
+                                  f"its type is {t}")
+            if isinstance(t, TensorType):
+                want = tuple(eval_dim(d, self.env) for d in t.shape)
+                if x.shape != want:
+                    raise InterpError(f"{describe_op(op)}: the reference returned shape {x.shape} for result "
+                                      f"#{i}, its type {t} means {want}")
+
+
+def _is_terminator(op: Operation) -> bool:
+    return lookup(op.name).has("terminator")
+
+
+def _last_uses(block: Block) -> dict[int, list[Value]]:
+    """op index -> values (of this block's scope) whose last use in the block is that op."""
+    last: dict[Value, int] = {}
+    for a in block.args:
+        last[a] = -1
+    for i, op in enumerate(block.ops):
+        for r in op.results:
+            last[r] = i  # a value nobody reads dies right after its definition
+        for v in op.operands:
+            if v in last:
+                last[v] = i
+    out: dict[int, list[Value]] = {}
+    for v, i in last.items():
+        out.setdefault(max(i, 0), []).append(v)
+    return out
+
+
+def _call_reference(op: Operation, operands: list, env: Env) -> list:
+    d = lookup(op.name)
+    if d.reference is None:
+        raise MissingRule("reference", op.name)
+    attrs = concretize(d.full_attrs(op.attrs), env)
+    out = d.reference(*operands, **attrs)
+    outs = out if len(op.results) > 1 else (out,)
+    if len(outs) != len(op.results):
+        raise InterpError(f"{describe_op(op)}: the reference returned {len(outs)} values for "
+                          f"{len(op.results)} results")
+    return [np.asarray(x) for x in outs]
+
+
+# --- fused kernels ------------------------------------------------------------------------------------
+
+def _kernel_body(frame: _Frame, op: Operation, operands: list) -> tuple[tuple[int, ...], list]:
+    shape = tuple(eval_dim(d, frame.env) for d in op.attrs["shape"])
+    args = [np.broadcast_to(x, shape) for x in operands]
+    body = frame.run_block(op.regions[0].block, args)
+    return shape, [np.broadcast_to(np.asarray(y), shape) for y in body]
+
+
+def _run_elementwise(frame: _Frame, op: Operation, operands: list) -> list:
+    _, ys = _kernel_body(frame, op, operands)
+    return [np.ascontiguousarray(y) for y in ys]
+
+
+def _arg_reduce(fn: Callable) -> Callable:
+    """argmax/argmin over several axes: the flat (C-order) index within the reduced axes."""
+    def reduce(x, axes, keepdims, dtype):
+        rest = [a for a in range(x.ndim) if a not in axes]
+        moved = np.transpose(x, rest + list(axes))
+        flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+        out = fn(flat, axis=-1).astype(dtype)
+        if keepdims:
+            out = np.expand_dims(out, tuple(axes))
+        return out
+    return reduce
+
+
+def _ufunc_reduce(ufunc: np.ufunc, accumulate_in_dtype: bool) -> Callable:
+    def reduce(x, axes, keepdims, dtype):
+        kw = {"dtype": dtype} if accumulate_in_dtype else {}
+        return np.asarray(ufunc.reduce(x, axis=axes, keepdims=keepdims, **kw)).astype(dtype, copy=False)
+    return reduce
+
+
+# kind -> fn(array, axes, keepdims, dtype): sums and products accumulate in the result dtype, as numpy does
+REDUCERS: dict[str, Callable] = {
+    "sum": _ufunc_reduce(np.add, True),
+    "prod": _ufunc_reduce(np.multiply, True),
+    "max": _ufunc_reduce(np.maximum, False),
+    "min": _ufunc_reduce(np.minimum, False),
+    "any": _ufunc_reduce(np.logical_or, False),
+    "all": _ufunc_reduce(np.logical_and, False),
+    "argmax": _arg_reduce(np.argmax),
+    "argmin": _arg_reduce(np.argmin),
+}
+
+
+def _run_reduce(frame: _Frame, op: Operation, operands: list) -> list:
+    shape, (y,) = _kernel_body(frame, op, operands)
+    axes = tuple(sorted({a % len(shape) for a in op.attrs["axes"]})) if shape else ()
+    dtype = op.attrs["dtype"].numpy
+    return [REDUCERS[op.attrs["kind"]](y, axes, bool(op.attrs["keepdims"]), dtype)]
+
+
+# region-carrying ops the interpreter runs itself: name -> fn(frame, op, operand arrays) -> results
+REGION_EXECUTORS: dict[str, Callable[[_Frame, Operation, list], list]] = {
+    "kernel.elementwise": _run_elementwise,
+    "kernel.reduce": _run_reduce,
+}
