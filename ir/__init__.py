@@ -7,11 +7,15 @@ from .builder import Builder, new_func
 from .core import Block, BlockArg, Func, Module, Operation, OpResult, Region, Value
 from .dtypes import DType
 from .opdef import OPDEFS, REQUIRED, MissingRule, OpDef, OpError, lookup, register
+from .parser import parse_module
+from .printer import print_module
 from .symbols import SymbolInfo
 from .types import IndexType, ScalarType, TensorType
+from .verifier import VerifyError, verify
 
 __all__ = [
     "Block", "BlockArg", "Builder", "DType", "Func", "IndexType", "MissingRule", "Module", "OPDEFS",
     "OpDef", "OpError", "OpResult", "Operation", "REQUIRED", "Region", "ScalarType", "SymbolInfo",
-    "TensorType", "Value", "dtypes", "lookup", "new_func", "register",
+    "TensorType", "Value", "dtypes", "lookup", "new_func", "parse_module", "print_module", "register",
+    "VerifyError", "verify",
 ]

@@ -12,7 +12,6 @@ yielded array over `axes` with the numpy function of its `kind`.
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -20,11 +19,9 @@ import numpy as np
 
 from .core import Block, Func, Module, Operation, Value
 from .opdef import MissingRule, lookup
-from .symbols import is_static
+from .symbols import is_static, sympy
 from .types import ScalarType, TensorType
 from .verifier import describe_op
-
-log = logging.getLogger(__name__)
 
 Env = dict  # sympy Symbol -> int
 
@@ -40,6 +37,8 @@ def eval_dim(dim: Any, env: Env) -> int:
     if is_static(dim):
         return dim
     value = dim.xreplace(env)
+    if isinstance(value, int):  # a bare symbol is replaced by the Python int itself
+        return value
     if value.free_symbols:
         names = sorted(str(s) for s in value.free_symbols)
         raise ValueError(f"dimension {dim} depends on unbound size symbol(s) {names}")
@@ -47,12 +46,14 @@ def eval_dim(dim: Any, env: Env) -> int:
 
 
 def concretize(x: Any, env: Env) -> Any:
-    """Attributes with every symbolic dim replaced by its size (tuples and lists recursively)."""
+    """Attributes with every symbolic dim replaced by its size (in dicts, tuples and lists)."""
+    if isinstance(x, dict):
+        return {k: concretize(v, env) for k, v in x.items()}
     if isinstance(x, (tuple, list)):
         return type(x)(concretize(e, env) for e in x)
     if hasattr(x, "free_symbols") and hasattr(x, "xreplace") and x.free_symbols:
         value = x.xreplace(env)
-        return int(value) if value.is_Integer else value
+        return int(value) if isinstance(value, int) or value.is_Integer else value
     return x
 
 
@@ -90,6 +91,10 @@ def bind_inputs(func: Func, arrays: tuple) -> tuple[list[np.ndarray], Env]:
                 deferred.append((label, t, a.shape, k, dim, size))
     for label, t, shape, k, dim, size in deferred:
         _bind_expression(env, dim, size)
+        unbound = sorted(str(s) for s in dim.free_symbols if s not in env)
+        if unbound:
+            raise ValueError(f"{label}: cannot bind size symbol(s) {unbound} from dim {k} = {dim} "
+                             f"(expected {t}, got shape {shape})")
         if eval_dim(dim, env) != size:
             raise ValueError(f"{label}: dim {k} is {size}, but {dim} = {eval_dim(dim, env)} "
                              f"(expected {t}, got shape {shape})")
@@ -101,8 +106,6 @@ def _bind_expression(env: Env, dim: Any, size: int) -> None:
     free = [s for s in dim.free_symbols if s not in env]
     if len(free) != 1:
         return
-    from .symbols import sympy
-
     sp = sympy()
     sols = [s for s in sp.solve(sp.Eq(dim.xreplace(env), size), free[0]) if s.is_Integer and s > 0]
     if len(sols) == 1:
@@ -118,7 +121,8 @@ def check_guards(module: Module, env: Env, func: Func) -> None:
         v = by_name[name]
         if v < info.lower or (info.upper is not None and v > info.upper):
             upper = "inf)" if info.upper is None else f"{info.upper}]"
-            raise ValueError(f"@{func.name}: size symbol {name} = {v} is outside its range [{info.lower}, {upper}")
+            raise ValueError(f"@{func.name}: size symbol {name} = {v} is outside its range "
+                             f"[{info.lower}, {upper}")
     for g in module.guards:
         held = g.xreplace(env) if hasattr(g, "xreplace") else g
         if getattr(held, "free_symbols", None):
@@ -185,8 +189,8 @@ class _Frame:
         for i, (r, x) in enumerate(zip(op.results, results)):
             t = r.type
             if isinstance(t, (TensorType, ScalarType)) and x.dtype != t.dtype.numpy:
-                raise InterpError(f"{describe_op(op)}: the reference returned dtype {x.dtype} for result #{i}, "
-                                  f"its type is {t}")
+                raise InterpError(f"{describe_op(op)}: the reference returned dtype {x.dtype} for "
+                                  f"result #{i}, its type is {t}")
             if isinstance(t, TensorType):
                 want = tuple(eval_dim(d, self.env) for d in t.shape)
                 if x.shape != want:
@@ -199,7 +203,9 @@ def _is_terminator(op: Operation) -> bool:
 
 
 def _last_uses(block: Block) -> dict[int, list[Value]]:
-    """op index -> values (of this block's scope) whose last use in the block is that op."""
+    """op index -> values (of this block's scope) whose last use in the block is that op.
+
+    Kernel bodies are isolated, so only ops of the block itself read the block's values."""
     last: dict[Value, int] = {}
     for a in block.args:
         last[a] = -1
@@ -239,7 +245,7 @@ def _kernel_body(frame: _Frame, op: Operation, operands: list) -> tuple[tuple[in
 
 def _run_elementwise(frame: _Frame, op: Operation, operands: list) -> list:
     _, ys = _kernel_body(frame, op, operands)
-    return [np.ascontiguousarray(y) for y in ys]
+    return [np.array(y) for y in ys]  # materialise the broadcast views
 
 
 def _arg_reduce(fn: Callable) -> Callable:

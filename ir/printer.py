@@ -7,6 +7,7 @@ printer emits the short form only when the parser would rebuild the same op from
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -53,6 +54,9 @@ class Namer:
         self._names[id(v)] = name
         return "%" + name
 
+    def is_defined(self, v: Value) -> bool:
+        return id(v) in self._names
+
     def ref(self, v: Value) -> str:
         try:
             return "%" + self._names[id(v)]
@@ -76,8 +80,9 @@ def print_types(ts: list[Type]) -> str:
 
 
 def print_float(x: float) -> str:
-    """repr round-trips exactly; inf, -inf, nan and -0.0 included."""
-    return repr(float(x))
+    """repr round-trips exactly; inf, -inf, nan and -0.0 included (and the sign of a nan)."""
+    x = float(x)
+    return "-nan" if x != x and math.copysign(1.0, x) < 0 else repr(x)
 
 
 def _is_sympy(v: Any) -> bool:
@@ -122,6 +127,8 @@ def _element(x: Any, dtype: DType) -> str:
 
 def _real(x: Any) -> str:
     # str of a numpy float is the shortest text that parses back to the same value of its width
+    if np.isnan(x):
+        return "-nan" if np.signbit(x) else "nan"
     s = str(x)
     return s if any(c in s for c in ".ena") else s + ".0"
 
@@ -140,11 +147,16 @@ def print_dense(a: np.ndarray | np.generic) -> str:
     return f"dense<{dt.name}[{','.join(str(d) for d in a.shape)}]: {rec(a)}>"
 
 
-def print_attrs(attrs: dict[str, Any]) -> str:
+def print_attrs(attrs: dict[str, Any], op_name: str = "") -> str:
     if not attrs:
         return ""
-    body = ", ".join(f"{k if _IDENT_RE.match(k) else json.dumps(k)} = {print_attr(v)}" for k, v in attrs.items())
-    return " {" + body + "}"
+    items = []
+    for k, v in attrs.items():
+        try:
+            items.append(f"{k if _IDENT_RE.match(k) else json.dumps(k)} = {print_attr(v)}")
+        except TypeError as e:
+            raise TypeError(f"{op_name}: attribute {k!r}: {e}") from None
+    return " {" + ", ".join(items) + "}"
 
 
 def print_symbol(info: SymbolInfo) -> str:
@@ -181,23 +193,23 @@ def _loc(op: Operation) -> str:
     return f" loc({json.dumps(op.loc)})" if op.loc is not None else ""
 
 
-def _print_op_lines(op: Operation, namer: Namer, indent: str, out: list[str]) -> None:
+def _print_op_lines(op: Operation, namer: Namer, indent: str, out: list[str], generic: bool) -> None:
     operands = ", ".join(namer.ref(v) for v in op.operands)
-    if _is_short_terminator(op):
+    if not generic and _is_short_terminator(op):
         types = f" : {print_types([v.type for v in op.operands])}" if op.operands else ""
         sep = " " if operands else ""
         out.append(f"{indent}{op.name}{sep}{operands}{types}{_loc(op)}")
         return
-    short = _short_form_ok(op)
+    short = not generic and _short_form_ok(op)
     results = ", ".join(namer.define(r) for r in op.results)
     lhs = f"{results} = " if results else ""
     if short:
-        out.append(f"{indent}{lhs}{op.name} {operands}{print_attrs(op.attrs)} : "
+        out.append(f"{indent}{lhs}{op.name} {operands}{print_attrs(op.attrs, op.name)} : "
                    f"{print_type(op.results[0].type)}{_loc(op)}")
         return
     rtypes = op.result_types
     rt = print_type(rtypes[0]) if len(rtypes) == 1 else f"({print_types(rtypes)})"
-    head = (f"{indent}{lhs}{json.dumps(op.name)}({operands}){print_attrs(op.attrs)} : "
+    head = (f"{indent}{lhs}{json.dumps(op.name)}({operands}){print_attrs(op.attrs, op.name)} : "
             f"({print_types([v.type for v in op.operands])}) -> {rt}")
     if not op.regions:
         out.append(head + _loc(op))
@@ -205,41 +217,43 @@ def _print_op_lines(op: Operation, namer: Namer, indent: str, out: list[str]) ->
     for i, region in enumerate(op.regions):
         out.append((head if i == 0 else f"{indent}}}") + " {")
         for k, block in enumerate(region.blocks):
-            _print_block(block, f"^bb{k}", namer, indent, out)
+            _print_block(block, f"^bb{k}", namer, indent, out, generic)
     out.append(f"{indent}}}{_loc(op)}")
 
 
-def _print_block(block: Block, label: str, namer: Namer, indent: str, out: list[str]) -> None:
+def _print_block(block: Block, label: str, namer: Namer, indent: str, out: list[str], generic: bool) -> None:
     args = ", ".join(f"{namer.define(a)}: {print_type(a.type)}" for a in block.args)
     out.append(f"{indent}{label}({args}):")
     for op in block.ops:
-        _print_op_lines(op, namer, indent + INDENT, out)
+        _print_op_lines(op, namer, indent + INDENT, out, generic)
 
 
-def print_op(op: Operation, namer: Namer | None = None, indent: str = "") -> str:
+def print_op(op: Operation, namer: Namer | None = None, indent: str = "", generic: bool = False) -> str:
     """One op (with its regions). Without a shared `namer`, operands defined elsewhere are numbered
     here in order of appearance, which is enough for messages."""
     if namer is None:
         namer = Namer()
         for v in op.operands:
-            if id(v) not in namer._names:
+            if not namer.is_defined(v):
                 namer.define(v)
     out: list[str] = []
-    _print_op_lines(op, namer, indent, out)
+    _print_op_lines(op, namer, indent, out, generic)
     return "\n".join(out)
 
 
-def print_func(f: Func, indent: str = "") -> str:
+def print_func(f: Func, indent: str = "", generic: bool = False) -> str:
     namer = Namer()
     args = ", ".join(f"{namer.define(a)}: {print_type(a.type)}" for a in f.args)
     out = [f"{indent}func {symbol_ref(f.name)}({args}) -> ({print_types(f.result_types)}) {{"]
     for op in f.body.ops:
-        _print_op_lines(op, namer, indent + INDENT, out)
+        _print_op_lines(op, namer, indent + INDENT, out, generic)
     out.append(f"{indent}}}")
     return "\n".join(out)
 
 
-def print_module(m: Module) -> str:
+def print_module(m: Module, generic: bool = False) -> str:
+    """The module's text; `generic=True` prints every op in the generic form (as mlir-opt
+    --mlir-print-op-generic does)."""
     out = [f"module {symbol_ref(m.name)} {{"]
     for info in m.symbols.values():
         out.append(INDENT + print_symbol(info))
@@ -248,6 +262,6 @@ def print_module(m: Module) -> str:
     for f in m.funcs.values():
         if len(out) > 1:
             out.append("")
-        out.append(print_func(f, INDENT))
+        out.append(print_func(f, INDENT, generic))
     out.append("}")
     return "\n".join(out) + "\n"

@@ -40,7 +40,8 @@ class Rewriter:
         self._notify = notify or (lambda op: None)
 
     def create_before(self, anchor: Operation, name: str, operands: list[Value],
-                      attrs: dict[str, Any] | None = None, result_types: list[Type] | None = None) -> Operation:
+                      attrs: dict[str, Any] | None = None,
+                      result_types: list[Type] | None = None) -> Operation:
         """Create op `name` right before `anchor`; result types are inferred unless given."""
         b = Builder.before(anchor)
         b.loc = anchor.loc
@@ -86,7 +87,8 @@ class RewriteLimitError(RuntimeError):
     pass
 
 
-def apply_patterns_greedily(target: Module | Func, patterns: Iterable[Pattern], max_rewrites: int = 100_000) -> bool:
+def apply_patterns_greedily(target: Module | Func, patterns: Iterable[Pattern],
+                            max_rewrites: int = 100_000) -> bool:
     """Apply `patterns` to every op of `target` until none applies; True iff anything changed."""
     by_root: dict[str | None, list[Pattern]] = {}
     for p in patterns:

@@ -18,7 +18,7 @@ import numpy as np
 from .core import Block, BlockArg, Func, Module, Operation, OpResult, Region, Value
 from .opdef import OPDEFS, OpError, infer_result_types
 from .symbols import dims_equal
-from .types import TensorType
+from .types import ScalarType, TensorType
 
 ISOLATED_TRAITS = frozenset({"kernel", "isolated"})
 
@@ -97,6 +97,15 @@ def _is_isolated(op: Operation) -> bool:
     return d is not None and bool(d.traits & ISOLATED_TRAITS)
 
 
+def _scalar_in_kernel_body(op: Operation, have, inferred) -> bool:
+    """Kernel bodies compute on scalars: an op without operands there (a constant) has a ScalarType
+    result where its rules, which see no operand to tell them, give a rank-0 tensor."""
+    region = op.parent.parent if op.parent is not None else None
+    return (isinstance(have, ScalarType) and isinstance(inferred, TensorType) and inferred.shape == ()
+            and have.dtype == inferred.dtype and isinstance(region, Region) and region.parent is not None
+            and _is_isolated(region.parent))
+
+
 def _is_terminator(op: Operation) -> bool:
     d = OPDEFS.get(op.name)
     return d is not None and d.has("terminator")
@@ -129,21 +138,24 @@ class _FuncVerifier:
         for op in block.ops:
             if op.parent is not block:
                 raise VerifyError(op, "its parent pointer does not name the block that holds it")
+            if _is_terminator(op) and op is not block.ops[-1]:
+                raise VerifyError(op, f"terminator in the middle of a block of the {self._owner(block)}; "
+                                      "terminators must be the last op")
             self._check_op(op, visible)
             visible.update(id(r) for r in op.results)
         self._check_terminator(block, terminator)
 
+    def _owner(self, block: Block) -> str:
+        return f"function @{self.func.name}" if isinstance(block.parent, Func) else "region"
+
     def _check_terminator(self, block: Block, expected: str | None) -> None:
-        owner = f"function @{self.func.name}" if isinstance(block.parent, Func) else "region"
-        for op in block.ops[:-1]:
-            if _is_terminator(op):
-                raise VerifyError(op, f"terminator in the middle of a block of the {owner}; "
-                                      "terminators must be the last op")
+        owner = self._owner(block)
+        want = f"'{expected}'" if expected else "a terminator"
         last = block.terminator
-        if last is None or not _is_terminator(last):
-            want = f"'{expected}'" if expected else "a terminator"
-            raise VerifyError(last, f"the {owner} body must end in {want}") if last is not None else \
-                VerifyError(None, f"empty block in the {owner}; expected it to end in {want}")
+        if last is None:
+            raise VerifyError(None, f"empty block in the {owner}; expected it to end in {want}")
+        if not _is_terminator(last):
+            raise VerifyError(last, f"the {owner} body must end in {want}")
         if expected is not None and last.name != expected:
             raise VerifyError(last, f"the {owner} body must end in '{expected}', not '{last.name}'")
 
@@ -162,7 +174,7 @@ class _FuncVerifier:
             d.check_arity(len(op.operands))
             d.full_attrs(op.attrs)
             inferred = infer_result_types(op.name, [v.type for v in op.operands], op.attrs, op.regions)
-        except OpError as e:
+        except (OpError, TypeError, ValueError) as e:  # rules may trip over malformed attributes
             raise VerifyError(op, f"rejected by its registry rules: {e}") from None
         self._check_results(op, inferred)
         for ri, region in enumerate(op.regions):
@@ -170,7 +182,7 @@ class _FuncVerifier:
         if d.verify is not None:
             try:
                 d.verify(op)
-            except OpError as e:
+            except (OpError, TypeError, ValueError) as e:
                 raise VerifyError(op, f"fails its verify hook: {e}") from None
 
     def _check_results(self, op: Operation, inferred: list) -> None:
@@ -179,7 +191,7 @@ class _FuncVerifier:
         for i, (r, t) in enumerate(zip(op.results, inferred)):
             if r.op is not op or r.index != i:
                 raise VerifyError(op, f"result #{i} has a wrong back-pointer")
-            if not types_equal(r.type, t):
+            if not types_equal(r.type, t) and not _scalar_in_kernel_body(op, r.type, t):
                 raise VerifyError(op, f"result #{i} has type {r.type}, but its dtype/shape rules give {t}")
             self._check_uses(r)
 
@@ -203,6 +215,10 @@ class _FuncVerifier:
                 raise VerifyError(user, f"operand #{i} is recorded twice in the use list of its value")
             seen.add(key)
             if id(user) not in self.live_ops:
+                home = enclosing_func(user)
+                if home is not None and home is not self.func:
+                    raise VerifyError(user, f"operand #{i} ({v.type}) is defined in another function "
+                                            f"@{self.func.name}")
                 raise VerifyError(user, f"stale use: {v!r} lists this op as a user, but it is not in "
                                         f"@{self.func.name} (erased or detached without dropping operands)")
             if i >= len(user.operands) or user.operands[i] is not v:

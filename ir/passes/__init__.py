@@ -51,12 +51,16 @@ DEFAULT_PIPELINE: tuple[str, ...] = ("canonicalize", "fold", "canonicalize", "cs
 
 
 class PassManager:
-    def __init__(self, pipeline: str | Sequence[str] = DEFAULT_PIPELINE, verify_each: bool = False):
-        names = [n.strip() for n in pipeline.split(",")] if isinstance(pipeline, str) else list(pipeline)
-        unknown = [n for n in names if n not in PASSES]
+    """An ordered list of passes: names from PASSES (or a comma-separated string of them), or Pass objects."""
+
+    def __init__(self, pipeline: str | Sequence[str | Pass] = DEFAULT_PIPELINE, verify_each: bool = False):
+        if isinstance(pipeline, str):
+            pipeline = [n.strip() for n in pipeline.split(",") if n.strip()]
+        items = list(pipeline)
+        unknown = [n for n in items if isinstance(n, str) and n not in PASSES]
         if unknown:
-            raise ValueError(f"unknown pass(es) {unknown} in pipeline {names}; known: {sorted(PASSES)}")
-        self.passes = [PASSES[n]() for n in names if n]
+            raise ValueError(f"unknown pass(es) {unknown} in pipeline {items}; known: {sorted(PASSES)}")
+        self.passes = [PASSES[n]() if isinstance(n, str) else n for n in items]
         self.verify_each = verify_each
 
     def run(self, module: Module) -> Module:
@@ -77,7 +81,7 @@ class PassManager:
         return module
 
 
-def run_pipeline(module: Module, pipeline: str | Sequence[str] = DEFAULT_PIPELINE,
+def run_pipeline(module: Module, pipeline: str | Sequence[str | Pass] = DEFAULT_PIPELINE,
                  verify_each: bool = False) -> Module:
     """Run the comma-separated (or listed) passes on `module` in place; returns it."""
     return PassManager(pipeline, verify_each).run(module)
@@ -85,5 +89,6 @@ def run_pipeline(module: Module, pipeline: str | Sequence[str] = DEFAULT_PIPELIN
 
 # importing the pass modules registers them
 from . import canonicalize, cse, dce, fold  # noqa: E402,F401
+from . import fuse  # noqa: E402,F401
 
 __all__ = ["DEFAULT_PIPELINE", "PASSES", "Pass", "PassManager", "register_pass", "run_pipeline"]

@@ -37,7 +37,7 @@ def attr_key(v: Any) -> Any:
         return ("complex", struct.pack("<dd", v.real, v.imag))
     if isinstance(v, (np.ndarray, np.generic)):
         a = np.asarray(v)
-        return ("ndarray", a.dtype.str, a.shape, np.ascontiguousarray(a).tobytes())
+        return ("ndarray", a.dtype.str, a.shape, a.tobytes())
     if isinstance(v, (tuple, list)):
         return (type(v).__name__, tuple(attr_key(e) for e in v))
     if isinstance(v, dict):
@@ -72,7 +72,8 @@ def _region_key(op: Operation) -> tuple:
 def _op_key(op: Operation, ref) -> tuple:
     attrs = tuple(sorted((k, attr_key(v)) for k, v in op.attrs.items()))
     regions = _region_key(op) if op.regions else ()
-    return (op.name, tuple(ref(v) for v in op.operands), attrs, tuple(str(r.type) for r in op.results), regions)
+    results = tuple(str(r.type) for r in op.results)
+    return (op.name, tuple(ref(v) for v in op.operands), attrs, results, regions)
 
 
 def _cse_block(block: Block, table: ChainMap) -> int:

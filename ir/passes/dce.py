@@ -8,16 +8,22 @@ from . import Pass, register_pass
 EFFECT_TRAITS = frozenset({"side_effects", "impure"})
 
 
-def is_pure(op: Operation) -> bool:
-    """Ops are pure unless marked with an effect trait; terminators and unknown ops are kept."""
+def has_effects(op: Operation) -> bool:
+    """Marked with an effect trait, or holding an op that is; unknown ops are assumed to have effects."""
     d = OPDEFS.get(op.name)
-    if d is None or d.has("terminator"):
-        return False
-    if d.has("pure"):
+    if d is None:
         return True
-    return not (d.traits & EFFECT_TRAITS) and all(
-        is_pure(inner) for region in op.regions for b in region.blocks for inner in b.ops
-        if not OPDEFS.get(inner.name) or not OPDEFS[inner.name].has("terminator"))
+    if d.has("pure"):
+        return False
+    if d.traits & EFFECT_TRAITS:
+        return True
+    return any(has_effects(inner) for region in op.regions for b in region.blocks for inner in b.ops)
+
+
+def is_pure(op: Operation) -> bool:
+    """Removable when unused and mergeable with an equal op: no effects and not a terminator."""
+    d = OPDEFS.get(op.name)
+    return d is not None and not d.has("terminator") and not has_effects(op)
 
 
 def eliminate_dead_ops(block: Block) -> int:

@@ -1,0 +1,19 @@
+"""The core ops of the dialect, one row each, registered into ir.OPDEFS when this package is imported.
+
+Families: elementwise, reduce, layout, creation, linalg, fft. `ALL_OPS` lists the names defined here
+in definition order; every stage's tests iterate it. Importing this package loads numpy only.
+"""
+from __future__ import annotations
+
+from ir.opdef import OPDEFS
+
+# imported for their registration side effects, in the order ALL_OPS lists them
+from . import elementwise, reduce, layout, creation, linalg, fft  # noqa: F401, I001
+from ._define import DEFINED, FACETS
+
+ALL_OPS: list[str] = list(DEFINED)
+# numpy callable name (dotted below numpy: "fft.rfft") -> op; the tracer resolves these to objects.
+# fft.ifft maps to fft with inverse=True.
+NUMPY_NAMES: dict[str, str] = {np_name: op for op in ALL_OPS for np_name in OPDEFS[op].numpy_names}
+
+__all__ = ["ALL_OPS", "FACETS", "NUMPY_NAMES"]

@@ -1,0 +1,282 @@
+"""Fusion planning: which elementwise ops are recomputed where they are read, and which share a loop nest.
+
+Vocabulary of the fusion pass (see fuse.py for the rewrite itself):
+- A *kernel op* is an elementwise op or a reduction of the function body. After fusion each one is
+  computed inside the body of a kernel.elementwise or kernel.reduce.
+- Kernel ops read their operands through *broadcast views* (broadcast_to, expand_dims of leading
+  dims): numpy's right-aligned broadcasting to the kernel shape expresses those, so the kernel reads
+  the view's operand instead (`source`). Other views (transpose, slice, ...) stay outside as
+  operands: codegen reads them as strided views.
+- An elementwise op is *inlined* when it is never stored: each kernel that reads it recomputes it
+  from its *cone* (its operands, through inlined producers). Otherwise it is *materialised*: the
+  kernel of its group writes it and other kernels read it.
+- A *group* is a set of elementwise ops of one shape that run in one loop nest. Groups grow by
+  producer/consumer pairs as long as the graph of kernels and other ops stays acyclic.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..core import Func, Operation, OpResult, Value
+from ..opdef import OPDEFS
+from ..structural import REDUCE_KINDS
+from ..symbols import dims_equal
+from ..types import TensorType
+from .constants import CONSTANT_OP
+
+
+@dataclass(frozen=True, slots=True)
+class FusionOptions:
+    """Recomputation limits, in units of one cheap scalar op (see RECOMPUTE_COST).
+
+    recompute_limit: a value read by several kernels (a reduction and an elementwise consumer, say)
+        is recomputed in each when its cone costs at most this; softmax's `exp(x - m)` costs 9.
+    broadcast_limit: a value read over a larger (broadcast) iteration space repeats its work for
+        every broadcast element, so only very cheap cones are recomputed there.
+    """
+
+    recompute_limit: int = 12
+    broadcast_limit: int = 2
+
+
+# cost of recomputing one scalar op, relative to an add; ops not listed cost 1
+RECOMPUTE_COST: dict[str, int] = {
+    **dict.fromkeys(("exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "arcsin", "arccos",
+                     "arctan", "arctan2", "sinh", "cosh", "pow", "erf", "sigmoid"), 8),
+    **dict.fromkeys(("div", "sqrt", "rsqrt", "reciprocal", "mod", "floordiv"), 3),
+}
+
+
+def _always(op: Operation) -> bool:
+    return True
+
+
+def _leading_expand(op: Operation) -> bool:
+    axes = sorted(op.attrs["axes"])
+    return axes == list(range(len(axes)))
+
+
+# view op -> whether this instance only adds leading dims or broadcasts (numpy right-aligned rules)
+BROADCAST_VIEWS: dict[str, Callable[[Operation], bool]] = {
+    "broadcast_to": _always,
+    "expand_dims": _leading_expand,
+}
+
+
+# --- classification ---------------------------------------------------------------------------------
+
+def is_elementwise(op: Operation) -> bool:
+    d = OPDEFS.get(op.name)
+    return (d is not None and d.has("elementwise") and not op.regions
+            and all(isinstance(r.type, TensorType) for r in op.results))
+
+
+def is_reduction(op: Operation) -> bool:
+    d = OPDEFS.get(op.name)
+    return (d is not None and d.has("reduction") and op.name in REDUCE_KINDS and len(op.operands) == 1
+            and len(op.results) == 1 and isinstance(op.operands[0].type, TensorType))
+
+
+def is_broadcast_view(op: Operation) -> bool:
+    pred = BROADCAST_VIEWS.get(op.name)
+    return pred is not None and len(op.operands) == 1 and pred(op)
+
+
+def is_scalar_constant(op: Operation) -> bool:
+    """A one-element constant: kernel bodies hold it as a scalar constant instead of reading it."""
+    if op.name != CONSTANT_OP or len(op.results) != 1:
+        return False
+    t = op.result.type
+    return isinstance(t, TensorType) and t.is_static and t.numel() == 1
+
+
+def source(v: Value) -> Value:
+    """`v` without the broadcast views in front of it: what a kernel reads to get `v`."""
+    while isinstance(v, OpResult) and is_broadcast_view(v.op):
+        v = v.op.operands[0]
+    return v
+
+
+def same_shape(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(dims_equal(x, y) for x, y in zip(a, b))
+
+
+def iteration_shape(op: Operation) -> tuple:
+    """The loop nest a kernel op runs in: its result for elementwise ops, its operand for reductions."""
+    return tuple(op.operands[0].type.shape) if is_reduction(op) else tuple(op.results[0].type.shape)
+
+
+def reduce_axes(op: Operation) -> tuple[int, ...]:
+    """Normalised reduced axes of a reduction (`axes`, or `axis` for argmax/argmin)."""
+    axes = op.attrs["axes"] if "axes" in op.attrs else (op.attrs["axis"],)
+    rank = len(op.operands[0].type.shape)
+    return tuple(sorted({a % rank for a in axes})) if rank else ()
+
+
+# --- the plan ---------------------------------------------------------------------------------------
+
+class FusionPlan:
+    """Inline decisions and groups for one function body (the IR is not changed)."""
+
+    def __init__(self, func: Func, options: FusionOptions):
+        self.options = options
+        self.ops: list[Operation] = list(func.body.ops)
+        self.index = {op: i for i, op in enumerate(self.ops)}
+        self.kernel_ops = {op for op in self.ops if is_elementwise(op) or is_reduction(op)}
+        self.reductions = [op for op in self.ops if is_reduction(op)]
+        self.inline: set[Operation] = set()
+        self._cost: dict[Operation, int] = {}
+        for op in self.ops:  # producers first: a cone's cost depends on its producers' decisions
+            if is_elementwise(op) and self._can_inline(op):
+                self.inline.add(op)
+        self._sources: dict[Operation, frozenset[Operation]] = {}
+        self._unions = _Units(self.ops, {op: self._deps(op) for op in self.ops})
+        self._grow_groups()
+
+    # --- inline decisions ----------------------------------------------------------------------
+    def _producer(self, v: Value) -> Operation | None:
+        """The op of this body that a kernel reading `v` depends on (None: a function argument)."""
+        s = source(v)
+        return s.op if isinstance(s, OpResult) and s.op in self.index else None
+
+    def cone_cost(self, op: Operation) -> int:
+        if op not in self._cost:
+            cost = RECOMPUTE_COST.get(op.name, 1)
+            for v in op.operands:
+                p = self._producer(v)
+                if p is not None and p in self.inline:
+                    cost += self.cone_cost(p)
+            self._cost[op] = cost
+        return self._cost[op]
+
+    def _kernel_readers(self, v: Value) -> list[Operation] | None:
+        """Kernel ops reading `v` (through broadcast views); None if anything else reads it."""
+        out: list[Operation] = []
+        for user in v.users:
+            if user in self.kernel_ops:
+                out.append(user)
+            elif user in self.index and is_broadcast_view(user):
+                inner = self._kernel_readers(user.result)
+                if inner is None:
+                    return None
+                out.extend(inner)
+            else:
+                return None
+        return list({id(op): op for op in out}.values())
+
+    def _can_inline(self, op: Operation) -> bool:
+        if len(op.results) != 1:
+            return False
+        readers = self._kernel_readers(op.result)
+        if readers is None:
+            return False  # returned, or read by an opaque op or a strided view: it must exist in memory
+        cost = self.cone_cost(op)
+        shape = op.result.type.shape
+        wider = [r for r in readers if not same_shape(iteration_shape(r), shape)]
+        if wider and cost > self.options.broadcast_limit:
+            return False
+        same = [r for r in readers if r not in wider]
+        kernels = len(wider) + sum(1 for r in same if is_reduction(r)) + any(is_elementwise(r) for r in same)
+        return kernels <= 1 or cost <= self.options.recompute_limit
+
+    # --- dependencies between kernels ------------------------------------------------------------
+    def mem_sources(self, v: Value) -> frozenset[Operation]:
+        """Ops whose stored results a kernel reads to compute `v`."""
+        p = self._producer(v)
+        if p is None or is_scalar_constant(p):
+            return frozenset()
+        if p not in self.inline:
+            return frozenset((p,))
+        if p not in self._sources:
+            self._sources[p] = frozenset().union(*(self.mem_sources(o) for o in p.operands))
+        return self._sources[p]
+
+    def _deps(self, op: Operation) -> Iterable[Operation]:
+        if op in self.kernel_ops:
+            return frozenset().union(*(self.mem_sources(v) for v in op.operands))
+        used = [v for inner in op.walk() for v in inner.operands]
+        return {v.op for v in used if isinstance(v, OpResult) and v.op in self.index and v.op is not op}
+
+    # --- groups -----------------------------------------------------------------------------------
+    def _grow_groups(self) -> None:
+        for c in self.ops:
+            if not is_elementwise(c):
+                continue
+            for v in c.operands:
+                p = self._producer(v)
+                if (p is not None and is_elementwise(p)
+                        and same_shape(source(v).type.shape, c.results[0].type.shape)):
+                    self._unions.merge_if_acyclic(p, c)
+
+    def groups(self) -> list[list[Operation]]:
+        """Member lists (program order) of every group of elementwise ops."""
+        by_root: dict[Operation, list[Operation]] = {}
+        for op in self.ops:
+            if is_elementwise(op):
+                by_root.setdefault(self._unions.find(op), []).append(op)
+        return list(by_root.values())
+
+    def outputs(self, members: list[Operation]) -> list[Value]:
+        """The results of a group that something outside it reads from memory."""
+        inside = set(members)
+        return [r for op in members if op not in self.inline for r in op.results if self._read_outside(r, inside)]
+
+    def _read_outside(self, v: Value, inside: set[Operation]) -> bool:
+        for user in v.users:
+            if user in inside:
+                continue
+            if user in self.index and is_broadcast_view(user):
+                if self._read_outside(user.result, inside):
+                    return True
+                continue
+            return True
+        return False
+
+
+class _Units:
+    """Union-find over the ops of a body, merging two units only if no path leads from one to the
+    other through a third: the merged unit must still have a place in a topological order."""
+
+    def __init__(self, ops: list[Operation], deps: dict[Operation, Iterable[Operation]]):
+        self.parent = {op: op for op in ops}
+        self.members = {op: [op] for op in ops}
+        self.succ: dict[Operation, set[Operation]] = {op: set() for op in ops}
+        for op, ds in deps.items():
+            for d in ds:
+                self.succ[d].add(op)
+
+    def find(self, op: Operation) -> Operation:
+        root = op
+        while self.parent[root] is not root:
+            root = self.parent[root]
+        while self.parent[op] is not root:  # path compression
+            self.parent[op], op = root, self.parent[op]
+        return root
+
+    def _unit_succ(self, unit: Operation) -> set[Operation]:
+        return {self.find(s) for m in self.members[unit] for s in self.succ[m]} - {unit}
+
+    def _reaches_indirectly(self, src: Operation, dst: Operation) -> bool:
+        stack = [u for u in self._unit_succ(src) if u is not dst]
+        seen = set(stack)
+        while stack:
+            for nxt in self._unit_succ(stack.pop()):
+                if nxt is dst:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return False
+
+    def merge_if_acyclic(self, a: Operation, b: Operation) -> bool:
+        ra, rb = self.find(a), self.find(b)
+        if ra is rb:
+            return True
+        if self._reaches_indirectly(ra, rb) or self._reaches_indirectly(rb, ra):
+            return False
+        if len(self.members[ra]) < len(self.members[rb]):
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.members[ra] += self.members.pop(rb)
+        return True
