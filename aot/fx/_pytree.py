@@ -1,12 +1,14 @@
-"""Minimal pytrees over tuple, list, dict and None, enough for `concrete_args` flattening.
+"""Minimal pytrees over tuple, list and dict, enough for `concrete_args` flattening.
 
-A `TreeSpec` records the container structure; leaves are everything else. Specs are plain data
+A `TreeSpec` records the container structure; leaves are everything else. None is a leaf (so
+that a None in `concrete_args` can be checked at call time). Specs are plain data
 (picklable, comparable) so that generated code can keep them as module attributes.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["TreeSpec", "LeafSpec", "tree_flatten", "tree_unflatten", "tree_map", "tree_flatten_spec"]
 
@@ -15,7 +17,7 @@ _CONTAINERS = (tuple, list, dict)
 
 @dataclass(frozen=True)
 class TreeSpec:
-    """`kind` is 'tuple', 'list', 'dict', 'none' or 'leaf'; `context` holds dict keys."""
+    """`kind` is 'tuple', 'list', 'dict' or 'leaf'; `context` holds dict keys."""
 
     kind: str
     context: tuple = ()
@@ -35,9 +37,10 @@ class TreeSpec:
             return "*"
         inner = ", ".join(repr(c) for c in self.children_specs)
         if self.kind == "dict":
-            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.context, self.children_specs))
+            pairs = zip(self.context, self.children_specs, strict=True)
+            inner = ", ".join(f"{k!r}: {c!r}" for k, c in pairs)
             return "{" + inner + "}"
-        return {"tuple": f"({inner})", "list": f"[{inner}]", "none": "None"}[self.kind]
+        return f"({inner})" if self.kind == "tuple" else f"[{inner}]"
 
 
 LeafSpec = TreeSpec("leaf")
@@ -49,8 +52,6 @@ def tree_flatten(tree: Any) -> tuple[list, TreeSpec]:
 
 
 def _flatten(tree: Any, leaves: list) -> TreeSpec:
-    if tree is None:
-        return TreeSpec("none")
     if isinstance(tree, dict):
         keys = tuple(tree)
         return TreeSpec("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
@@ -77,11 +78,9 @@ def _unflatten(it: Any, spec: TreeSpec) -> Any:
         if value is _END:
             raise ValueError("tree_unflatten: fewer leaves than the spec holds")
         return value
-    if spec.kind == "none":
-        return None
     children = [_unflatten(it, c) for c in spec.children_specs]
     if spec.kind == "dict":
-        return dict(zip(spec.context, children))
+        return dict(zip(spec.context, children, strict=True))
     return tuple(children) if spec.kind == "tuple" else children
 
 
@@ -94,10 +93,6 @@ def tree_flatten_spec(tree: Any, spec: TreeSpec) -> list:
     """Flatten `tree` following `spec` (dict leaves in the spec's key order), checking structure."""
     if spec.kind == "leaf":
         return [tree]
-    if spec.kind == "none":
-        if tree is not None:
-            raise TypeError(f"expected None, got {type(tree).__name__}")
-        return []
     if spec.kind == "dict":
         if not isinstance(tree, dict) or set(tree) != set(spec.context):
             raise TypeError(f"expected a dict with keys {list(spec.context)}, got {tree!r:.80}")
@@ -107,6 +102,6 @@ def tree_flatten_spec(tree: Any, spec: TreeSpec) -> list:
             raise TypeError(f"expected a {spec.kind} of {len(spec.children_specs)} items, got {tree!r:.80}")
         items = list(tree)
     out: list = []
-    for item, child in zip(items, spec.children_specs):
+    for item, child in zip(items, spec.children_specs, strict=True):
         out.extend(tree_flatten_spec(item, child))
     return out

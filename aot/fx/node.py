@@ -4,7 +4,8 @@ from __future__ import annotations
 import builtins
 import inspect
 import operator
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Argument", "Target"]
 
-Target = Union[Callable[..., Any], str]
+Target = Union[Callable[..., Any], str]  # noqa: UP007 - evaluated at runtime on 3.10
 Argument = Any  # nested tuple/list/dict/slice of Nodes and Python/numpy constants
 
 _OPCODES = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output", "root")
@@ -90,7 +91,7 @@ class Node:
     """
 
     def __init__(self, graph: Graph, name: str, op: str, target: Target, args: tuple, kwargs: dict,
-                 return_type: Optional[Any] = None) -> None:
+                 return_type: Any | None = None) -> None:
         if op not in _OPCODES:
             raise ValueError(f"Node op must be one of {_OPCODES[:-1]}, got {op!r}")
         if op == "call_function" and not callable(target):
@@ -210,11 +211,11 @@ class Node:
 
     # --- queries --------------------------------------------------------------------------
     @property
-    def stack_trace(self) -> Optional[str]:
+    def stack_trace(self) -> str | None:
         return self.meta.get("stack_trace")
 
     @stack_trace.setter
-    def stack_trace(self, trace: Optional[str]) -> None:
+    def stack_trace(self, trace: str | None) -> None:
         self.meta["stack_trace"] = trace
 
     def is_impure(self) -> bool:
@@ -232,9 +233,9 @@ class Node:
             return bool(getattr(root.get_submodule(self.target), "_is_impure", False))
         return False
 
-    def normalized_arguments(self, root: Any = None, arg_types: Optional[tuple] = None,
-                             kwarg_types: Optional[dict] = None,
-                             normalize_to_only_use_kwargs: bool = False) -> Optional[ArgsKwargsPair]:
+    def normalized_arguments(self, root: Any = None, arg_types: tuple | None = None,
+                             kwarg_types: dict | None = None,
+                             normalize_to_only_use_kwargs: bool = False) -> ArgsKwargsPair | None:
         """Bind args/kwargs to the target's signature; None when the signature is unknown."""
         if self.op == "call_function":
             fn = self.target
@@ -252,15 +253,16 @@ class Node:
             return ArgsKwargsPair((), dict(bound.arguments))
         return ArgsKwargsPair(tuple(bound.args), dict(bound.kwargs))
 
-    def format_node(self, placeholder_names: Optional[list[str]] = None,
-                    maybe_return_typename: Optional[list[str]] = None) -> Optional[str]:
+    def format_node(self, placeholder_names: list[str] | None = None,
+                    maybe_return_typename: list[str] | None = None) -> str | None:
         """One line in the style of `Graph.__str__`: `%add : [num_users=1] = call_function[...]`."""
         if self.op == "placeholder":
             if placeholder_names is not None:
                 placeholder_names.append(str(self.target))
                 return None
             default = f" = {self.args[0]!r}" if self.args else ""
-            return f"%{self.name} : [num_users={len(self.users)}] = placeholder[target={self.target}]{default}"
+            head = f"%{self.name} : [num_users={len(self.users)}]"
+            return f"{head} = placeholder[target={self.target}]{default}"
         if self.op == "output":
             if self.type is not None and maybe_return_typename is not None:
                 maybe_return_typename[0] = f" -> {_qualified_name(self.type)}"
