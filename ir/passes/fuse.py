@@ -11,8 +11,9 @@ take, creation ops), so code generation sees no bare elementwise op or reduction
 2. Build (fuse_build.py): one kernel.elementwise per group, whose results are the group's values read
    outside it, and one kernel.reduce per reduction; bodies hold scalar copies of the computed ops
    with the same dtype rules, and one-element constants inline.
-3. Replace the results, erase the fused ops and what became dead with them, and order the body
-   topologically (kernels may read values defined after their first member).
+3. Replace the results, erase the fused ops, the broadcast views the kernels absorbed (dead ones
+   included: the plan counts them as reading nothing) and what became dead with them, and order the
+   body topologically (kernels may read values defined after their first member).
 """
 from __future__ import annotations
 
@@ -62,12 +63,15 @@ def fuse_func(func: Func, options: FusionOptions | None = None) -> int:
 
 
 def _erase_fused(plan: FusionPlan, was_dead: set[Operation]) -> None:
-    """Erase the fused ops, and the views and constants that only they read, users first."""
+    """Erase the fused ops and absorbed views, then the ops that only they read, users first.
+
+    Ops that were dead before are otherwise kept: removing dead code is DCE's job."""
     for op in reversed(plan.ops):
-        if op in plan.kernel_ops:
+        if op in plan.kernel_ops or op in plan.absorbed_views:
             if op.has_uses():
                 users = sorted({u.name for r in op.results for u in r.users})
-                raise FusionError(f"{op.name} was fused but is still read by {users}")
+                what = "fused" if op in plan.kernel_ops else "absorbed into kernels"
+                raise FusionError(f"{op.name} was {what} but is still read by {users}")
             op.erase()
         elif op not in was_dead and not op.has_uses() and is_pure(op):
             op.erase()

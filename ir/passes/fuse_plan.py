@@ -7,6 +7,9 @@ Vocabulary of the fusion pass (see fuse.py for the rewrite itself):
   dims): numpy's right-aligned broadcasting to the kernel shape expresses those, so the kernel reads
   the view's operand instead (`source`). Other views (transpose, slice, ...) stay outside as
   operands: codegen reads them as strided views.
+- A broadcast view is *absorbed* when only kernel ops read it (directly or through absorbed views),
+  which includes a view nobody reads: fusion erases it with the kernel ops. The plan treats it as
+  reading nothing, so it must not outlive an inlined producer it views.
 - An elementwise op is *inlined* when it is never stored: each kernel that reads it recomputes it
   from its *cone* (its operands, through inlined producers). Otherwise it is *materialised*: the
   kernel of its group writes it and other kernels read it.
@@ -125,6 +128,8 @@ class FusionPlan:
         self.index = {op: i for i, op in enumerate(self.ops)}
         self.kernel_ops = {op for op in self.ops if is_elementwise(op) or is_reduction(op)}
         self.reductions = [op for op in self.ops if is_reduction(op)]
+        self.absorbed_views = {op for op in self.ops
+                               if is_broadcast_view(op) and self._kernel_readers(op.result) is not None}
         self.inline: set[Operation] = set()
         self._cost: dict[Operation, int] = {}
         for op in self.ops:  # producers first: a cone's cost depends on its producers' decisions

@@ -7,6 +7,7 @@ import logging
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ir
 from ir import dtypes as D
@@ -21,6 +22,7 @@ from ir.verifier import verify
 pytest.importorskip("aot.ops")
 
 from tests.ir.strategies import random_functions  # noqa: E402  (needs aot.ops)
+from tests.ir.test_pass_properties import assert_results_close, enrich  # noqa: E402
 
 F32, F64, I32, I64, BOOL = D.float32, D.float64, D.int32, D.int64, D.bool_
 
@@ -214,6 +216,37 @@ def test_symbolic_shapes():
         run_func(f, rand(RNG, F32, (n, 4)), rand(RNG, F32, (4,)))
 
 
+@pytest.mark.parametrize("view", [
+    lambda b, v: b.expand_dims(v, axes=(0,)),
+    lambda b, v: b.broadcast_to(v, shape=(2, 3)),
+    lambda b, v: b.expand_dims(b.broadcast_to(v, shape=(2, 3)), axes=(0,)),  # a dead view of a dead view
+], ids=["expand_dims", "broadcast_to", "view_of_view"])
+def test_dead_broadcast_view_of_an_inlined_value_is_erased_with_it(view):
+    # before CSE a duplicated view may be left unread; abs is inlined into neg, so the unread view
+    # must go with it instead of reading an erased value
+    def build(b, x):
+        a = b.abs(x)
+        view(b, a)
+        return b.neg(view(b, a))
+
+    m, f = make([(F32, (3,))], build)
+    (k,) = fuse_and_compare(m, f, [rand(RNG, F32, (3,))])
+    assert body_ops(k) == ["abs", "neg"] and k.operands == f.args
+    assert [op.name for op in f.body.ops] == ["kernel.elementwise", "return"]
+
+
+def test_dead_view_of_a_returned_value_is_erased_and_live_views_stay():
+    def build(b, x):
+        a = b.exp(x)
+        b.broadcast_to(a, shape=(2, 3))                # unread
+        t = b.transpose(b.broadcast_to(a, shape=(2, 3)), perm=(1, 0))
+        return a, t
+
+    m, f = make([(F64, (3,))], build)
+    (k,) = fuse_and_compare(m, f, [rand(RNG, F64, (3,))])
+    assert [op.name for op in f.body.ops] == ["kernel.elementwise", "broadcast_to", "transpose", "return"]
+
+
 # --- reductions ------------------------------------------------------------------------------------
 
 def test_reduction_absorbs_its_producer_chain():
@@ -326,4 +359,18 @@ def test_random_functions_keep_their_results(case):
         assert x.dtype == y.dtype and x.shape == y.shape
         tol = 1e-5 if x.dtype in (np.float32, np.complex64) else 1e-12
         np.testing.assert_allclose(y, x, rtol=tol, atol=tol, equal_nan=True)
+    assert not [op.name for op in f.body.ops if is_elementwise(op) or is_reduction(op)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=random_functions(max_ops=8), data=st.data())
+def test_fuse_first_on_enriched_functions(case, data):
+    # no CSE/DCE before: duplicated ops leave unread views and twins of fused values behind
+    m, inputs = case
+    enrich(m, inputs, data)
+    verify(m)
+    f = m.funcs["f"]
+    want = run_func(f, *inputs)
+    run_pipeline(m, "fuse", verify_each=True)
+    assert_results_close(run_func(f, *inputs), want, "after fuse")
     assert not [op.name for op in f.body.ops if is_elementwise(op) or is_reduction(op)]
