@@ -1,0 +1,199 @@
+"""numpy indexing `x[key]` -> slice, flip, squeeze, take, expand_dims (and transpose when numpy moves
+advanced-index dims to the front). Boolean masks (data-dependent shapes) and assignment are errors."""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .emitter import Emitter, abstract_of
+from .numpy_shape import _bool_mask_error, expand_dims, flip, squeeze, take, transpose
+from .numpy_ufuncs import emit
+from .operands import FrontendError, UnsupportedError, to_value
+from .shapes import dims_equal, static_int
+
+
+# --- slices ---------------------------------------------------------------------------------------
+
+def _positive(start: int, stop: int, step: int, n: int) -> tuple[tuple[int, int, int], bool]:
+    """A normalised slice (slice.indices) as a positive-step slice, plus whether to flip first."""
+    length = len(range(start, stop, step))
+    if length == 0:
+        return (0, 0, 1), False
+    if step > 0:
+        return (start, start + (length - 1) * step + 1, step), False
+    first = n - 1 - start
+    return (first, first + (length - 1) * -step + 1, -step), True
+
+
+def slice_dims(em: Emitter, x: Any, specs: list[slice]):
+    """x[specs[0], specs[1], ...] for one Python slice per dim (steps of any sign)."""
+    shape = abstract_of(x).shape
+    starts, stops, steps, flips = [], [], [], []
+    for axis, (sl, n) in enumerate(zip(specs, shape)):
+        if sl == slice(None) or (sl.step in (None, 1) and sl.start in (None, 0) and sl.stop is None):
+            starts.append(0), stops.append(n), steps.append(1)
+            continue
+        size = static_int(n, f"the length of sliced axis {axis}")
+        (a, b, c), flipped = _positive(*sl.indices(size), size)
+        starts.append(a), stops.append(b), steps.append(c)
+        if flipped:
+            flips.append(axis)
+    x = flip(em, x, tuple(flips))
+    if all(a == 0 and c == 1 and dims_equal(b, n) for a, b, c, n in zip(starts, stops, steps, shape)):
+        return x
+    return emit(em, "slice", x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))
+
+
+def slice_axis(em: Emitter, x: Any, axis: int, start: int, stop: int, step: int = 1):
+    specs = [slice(None)] * abstract_of(x).ndim
+    specs[axis] = slice(start, stop, step)
+    return slice_dims(em, x, specs)
+
+
+# --- parsing the key ------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Item:
+    kind: str  # "slice", "int", "none", "array"
+    value: Any = None
+
+
+def _classify(em: Emitter, k: Any) -> _Item:
+    if k is None:
+        return _Item("none")
+    if k is Ellipsis:
+        return _Item("ellipsis")
+    if isinstance(k, slice):
+        return _Item("slice", k)
+    if isinstance(k, (bool, np.bool_)):
+        raise _bool_mask_error()
+    if em.is_value(k):
+        dt = abstract_of(k).dtype
+        if dt.is_bool:
+            raise _bool_mask_error()
+        if not dt.is_int:
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        return _Item("int" if abstract_of(k).ndim == 0 and _is_concrete_int(k) else "array", k)
+    if isinstance(k, (list, tuple, np.ndarray)):
+        arr = np.asarray(k)
+        if arr.dtype.kind == "b":
+            raise _bool_mask_error()
+        if arr.size and arr.dtype.kind not in "iu":
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        return _Item("array", arr.astype(np.int64))
+    try:
+        return _Item("int", operator.index(k))
+    except TypeError:
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer "
+                         f"or boolean arrays are valid indices (got {type(k).__name__})") from None
+
+
+def _is_concrete_int(k: Any) -> bool:
+    """A 0-d numpy integer (a value of the eager emitter): an ordinary integer index."""
+    return isinstance(k, (np.ndarray, np.generic)) and k.ndim == 0
+
+
+def _expand(em: Emitter, key: Any, rank: int) -> list[_Item]:
+    items = [_classify(em, k) for k in (key if isinstance(key, tuple) else (key,))]
+    if sum(it.kind == "ellipsis" for it in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(it.kind in ("slice", "int", "array") for it in items)
+    if used > rank:
+        raise IndexError(f"too many indices for array: array is {rank}-dimensional, but {used} were indexed")
+    fill = [_Item("slice", slice(None))] * (rank - used)
+    if any(it.kind == "ellipsis" for it in items):
+        i = next(i for i, it in enumerate(items) if it.kind == "ellipsis")
+        return items[:i] + fill + items[i + 1:]
+    return items + fill
+
+
+# --- x[key] ---------------------------------------------------------------------------------------
+
+def getitem(em: Emitter, x: Any, key: Any):
+    """numpy basic indexing plus one integer-array index."""
+    x = to_value(em, x)
+    items = _expand(em, key, abstract_of(x).ndim)
+    arrays = [i for i, it in enumerate(items) if it.kind == "array"]
+    if len(arrays) > 1:
+        raise UnsupportedError("indexing with more than one integer array is not supported in traced code; "
+                               "index one axis at a time")
+    specs, squeezed = _basic_specs(items, abstract_of(x).shape)
+    x = squeeze(em, slice_dims(em, x, specs), squeezed)
+    if arrays:
+        x = _take_array(em, x, items, arrays[0])
+    slots = _result_slots(em, items)
+    x = expand_dims(em, x, _new_axes(slots))
+    if arrays and not _advanced_adjacent(items):
+        x = _array_dims_first(em, x, slots)
+    return x
+
+
+def _basic_specs(items: list[_Item], shape: tuple) -> tuple[list[slice], tuple[int, ...]]:
+    """One slice per input dim, and the dims an integer index removes."""
+    specs, squeezed, dim = [], [], 0
+    for it in items:
+        if it.kind == "none":
+            continue
+        if it.kind == "int":
+            n = static_int(shape[dim], f"the length of indexed axis {dim}")
+            i = int(it.value)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            specs.append(slice(i % n, i % n + 1, 1))
+            squeezed.append(dim)
+        else:
+            specs.append(it.value if it.kind == "slice" else slice(None))
+        dim += 1
+    return specs, tuple(squeezed)
+
+
+def _result_slots(em: Emitter, items: list[_Item]) -> list[tuple[str, int]]:
+    """The result's dims grouped by the key entry that makes them: (kind, number of dims)."""
+    slots = []
+    for it in items:
+        if it.kind == "array":
+            rank = abstract_of(it.value).ndim if em.is_value(it.value) else np.ndim(it.value)
+            slots.append(("array", rank))
+        elif it.kind in ("slice", "none"):
+            slots.append((it.kind, 1))
+    return slots
+
+
+def _new_axes(slots: list[tuple[str, int]]) -> tuple[int, ...]:
+    axes, pos = [], 0
+    for kind, width in slots:
+        if kind == "none":
+            axes.append(pos)
+        pos += width
+    return tuple(axes)
+
+
+def _take_array(em: Emitter, x: Any, items: list[_Item], k: int):
+    axis = sum(it.kind in ("slice", "array") for it in items[:k])
+    return take(em, x, items[k].value, axis)
+
+
+def _advanced_adjacent(items: list[_Item]) -> bool:
+    """numpy keeps advanced-index dims in place only when the int/array indices are contiguous."""
+    pos = [i for i, it in enumerate(items) if it.kind in ("int", "array")]
+    return pos == list(range(pos[0], pos[-1] + 1))
+
+
+def _array_dims_first(em: Emitter, x: Any, slots: list[tuple[str, int]]):
+    start = 0
+    for kind, width in slots:
+        if kind == "array":
+            break
+        start += width
+    width = next(w for k, w in slots if k == "array")
+    n = abstract_of(x).ndim
+    moved = list(range(start, start + width))
+    return transpose(em, x, moved + [i for i in range(n) if i not in moved])
+
+
+def setitem(em: Emitter, x: Any, key: Any, value: Any):
+    raise FrontendError("arrays are immutable in traced code: `x[key] = value` is not supported; build a new "
+                        "array instead, e.g. np.where(mask, value, x) or np.concatenate")

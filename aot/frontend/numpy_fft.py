@@ -1,0 +1,109 @@
+"""np.fft: fft/ifft/rfft/irfft on one axis are core ops; the 2-D and n-D forms are sequences of them,
+in the order numpy applies them (numpy/fft/_pocketfft.py `_raw_fftnd`, `rfftn`, `irfftn`)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .emitter import Emitter, abstract_of
+from .numpy_ufuncs import emit
+from .operands import index_arg, no_out, normalize_axis, to_value
+
+NORMS = (None, "backward", "ortho", "forward")
+
+
+def _norm(norm: Any) -> str:
+    if norm not in NORMS:
+        raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or "forward".')
+    return norm or "backward"
+
+
+def _n(n: Any) -> Any:
+    if n is None:
+        return None
+    n = index_arg(n, "n")
+    if n < 1:
+        raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
+    return n
+
+
+def _real_input(fname: str, x: Any):
+    if abstract_of(x).dtype.is_complex:
+        raise TypeError(f"np.fft.{fname}: input must be real, got {abstract_of(x).dtype.np_name} "
+                        f"(use np.fft.fft for complex input)")
+    return x
+
+
+def fft1(em: Emitter, kind: str, x: Any, n: Any, axis: Any, norm: Any):
+    """One 1-D transform: kind in fft, ifft, rfft, irfft."""
+    x = to_value(em, x)
+    ax = normalize_axis(axis, abstract_of(x).ndim)
+    n, norm = _n(n), _norm(norm)
+    if kind in ("fft", "ifft"):
+        return emit(em, "fft", x, axis=ax, n=n, norm=norm, inverse=kind == "ifft")
+    if kind == "rfft":
+        return emit(em, "rfft", _real_input("rfft", x), axis=ax, n=n, norm=norm)
+    return emit(em, "irfft", x, axis=ax, n=n, norm=norm)
+
+
+def _one_axis(kind: str):
+    def translate(em: Emitter, a: Any, n: Any = None, axis: int = -1, norm: Any = None, out: Any = None):
+        no_out(f"np.fft.{kind}", out)
+        return fft1(em, kind, a, n, axis, norm)
+
+    translate.__name__ = f"np_fft_{kind}"
+    return translate
+
+
+np_fft, np_ifft, np_rfft, np_irfft = (_one_axis(k) for k in ("fft", "ifft", "rfft", "irfft"))
+
+
+def _cook_nd_args(shape: tuple, s: Any, axes: Any, invreal: bool = False) -> tuple[list, list]:
+    """numpy's `_cook_nd_args`: the lengths and axes of an n-D transform (None: keep the length)."""
+    shapeless = s is None
+    if s is None:
+        s = [None] * (len(shape) if axes is None else len(axes))
+    s = list(s)
+    if axes is None:
+        axes = list(range(-len(s), 0))
+    axes = list(axes)
+    if len(s) != len(axes):
+        raise ValueError("Shape and axes have different lengths.")
+    if invreal and shapeless:
+        s[-1] = (shape[normalize_axis(axes[-1], len(shape))] - 1) * 2
+    return [None if n == -1 else n for n in s], axes
+
+
+def _nd(kind: str, default_axes: Any):
+    def translate(em: Emitter, a: Any, s: Any = None, axes: Any = default_axes, norm: Any = None,
+                  out: Any = None):
+        no_out(f"np.fft.{kind}", out)
+        x = to_value(em, a)
+        sizes, axs = _cook_nd_args(abstract_of(x).shape, s, axes, invreal=kind.startswith("irfft"))
+        base = kind.rstrip("n2")
+        if base == "rfft":
+            x = fft1(em, "rfft", x, sizes[-1], axs[-1], norm)
+            for n, ax in reversed(list(zip(sizes[:-1], axs[:-1]))):
+                x = fft1(em, "fft", x, n, ax, norm)
+            return x
+        if base == "irfft":
+            for n, ax in zip(sizes[:-1], axs[:-1]):
+                x = fft1(em, "ifft", x, n, ax, norm)
+            return fft1(em, "irfft", x, sizes[-1], axs[-1], norm)
+        for n, ax in reversed(list(zip(sizes, axs))):
+            x = fft1(em, base, x, n, ax, norm)
+        return x
+
+    translate.__name__ = f"np_fft_{kind}"
+    return translate
+
+
+np_fft2, np_ifft2, np_rfft2, np_irfft2 = (_nd(k, (-2, -1)) for k in ("fft2", "ifft2", "rfft2", "irfft2"))
+np_fftn, np_ifftn, np_rfftn, np_irfftn = (_nd(k, None) for k in ("fftn", "ifftn", "rfftn", "irfftn"))
+
+FUNCTIONS = {
+    np.fft.fft: np_fft, np.fft.ifft: np_ifft, np.fft.rfft: np_rfft, np.fft.irfft: np_irfft,
+    np.fft.fft2: np_fft2, np.fft.ifft2: np_ifft2, np.fft.rfft2: np_rfft2, np.fft.irfft2: np_irfft2,
+    np.fft.fftn: np_fftn, np.fft.ifftn: np_ifftn, np.fft.rfftn: np_rfftn, np.fft.irfftn: np_irfftn,
+}

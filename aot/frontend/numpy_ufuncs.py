@@ -1,0 +1,340 @@
+"""numpy ufuncs -> core elementwise ops.
+
+The loop dtypes come from numpy itself (`ufunc.resolve_dtypes`, with Python scalars passed as weak
+`int`/`float`/`complex`), so promotion, `dtype=` and unsupported loops (e.g. `-` on bools) behave
+exactly as in numpy. Operands are cast to the loop's input dtypes and Python scalars become
+`constant` ops of that dtype, so every core op sees operands of one dtype.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ir.dtypes import DType
+
+from .emitter import Emitter, abstract_of
+from .operands import (
+    UnsupportedError,
+    cast,
+    constant,
+    full_like,
+    np_dtype_arg,
+    result_dtype,
+    scalar_like,
+    to_dtype,
+    to_value,
+)
+
+# ufuncs that are one core op
+UFUNC_CORE: dict[np.ufunc, str] = {
+    np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
+    np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow", np.negative: "neg",
+    np.absolute: "abs", np.fabs: "abs", np.sign: "sign", np.exp: "exp", np.expm1: "expm1",
+    np.log: "log", np.log1p: "log1p", np.sin: "sin", np.cos: "cos", np.tan: "tan", np.tanh: "tanh",
+    np.arcsin: "arcsin", np.arccos: "arccos", np.arctan: "arctan", np.arctan2: "arctan2",
+    np.sinh: "sinh", np.cosh: "cosh", np.sqrt: "sqrt", np.square: "square", np.reciprocal: "reciprocal",
+    np.floor: "floor", np.ceil: "ceil", np.maximum: "maximum", np.minimum: "minimum",
+    np.equal: "eq", np.not_equal: "ne", np.less: "lt", np.less_equal: "le", np.greater: "gt",
+    np.greater_equal: "ge", np.logical_and: "logical_and", np.logical_or: "logical_or",
+    np.logical_xor: "logical_xor", np.logical_not: "logical_not", np.isnan: "isnan", np.isinf: "isinf",
+    np.isfinite: "isfinite", np.conjugate: "conj", np.rint: "round",
+    # bitwise ops are translated for bools only (the dialect has no integer bit ops)
+    np.bitwise_and: "logical_and", np.bitwise_or: "logical_or", np.bitwise_xor: "logical_xor",
+    np.invert: "logical_not",
+}
+_CORE_ATTRS = {np.rint: {"decimals": 0}}
+_BITWISE = (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert)
+
+# (core op, kind of the loop dtype) -> what numpy computes there: another op, or None (identity)
+_BY_KIND: dict[tuple[str, str], str | None] = {
+    ("add", "b"): "logical_or", ("mul", "b"): "logical_and",
+    ("maximum", "b"): "logical_or", ("minimum", "b"): "logical_and",
+    ("abs", "b"): None, ("floor", "b"): None, ("ceil", "b"): None, ("conj", "b"): None,
+    ("floor", "i"): None, ("ceil", "i"): None, ("conj", "i"): None, ("conj", "f"): None,
+}
+
+
+def emit(em: Emitter, op: str, *operands: Any, **attrs: Any):
+    """Shorthand used by the decompositions: em.emit(op, operands, attrs)."""
+    return em.emit(op, list(operands), attrs)
+
+
+def resolve_loop(em: Emitter, ufunc: np.ufunc, args: tuple, dtype: Any = None) -> tuple[list[DType], DType]:
+    """numpy's loop for `ufunc(*args, dtype=dtype)`: input dtypes and the output dtype."""
+    dts = tuple(np_dtype_arg(em, a) for a in args) + (None,) * ufunc.nout
+    sig = None if dtype is None else (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
+    loop = ufunc.resolve_dtypes(dts) if sig is None else ufunc.resolve_dtypes(dts, signature=sig)
+    what = f"np.{ufunc.__name__}"
+    return [to_dtype(d, what) for d in loop[:ufunc.nin]], to_dtype(loop[-1], what)
+
+
+def check_ufunc_kwargs(name: str, out: Any, where: Any, casting: str, order: str, signature: Any) -> None:
+    if out is not None:
+        raise UnsupportedError(f"np.{name}: the `out` argument is not supported in traced code (arrays are "
+                               f"immutable there); use the returned array instead")
+    if where is not True:
+        raise UnsupportedError(f"np.{name}: the `where` argument is not supported in traced code; "
+                               f"use np.where on the result")
+    if casting != "same_kind" or order not in ("K", "C", "A") or signature is not None:
+        raise UnsupportedError(f"np.{name}: the `casting`/`order`/`signature` arguments are not supported")
+
+
+def apply_ufunc(em: Emitter, ufunc: np.ufunc, *args: Any, dtype: Any = None):
+    """`ufunc(*args, dtype=dtype)` with numpy's semantics, as core ops."""
+    if len(args) != ufunc.nin:
+        raise TypeError(f"np.{ufunc.__name__} takes {ufunc.nin} positional argument(s), got {len(args)}")
+    if not any(em.is_value(a) for a in args):
+        return constant(em, ufunc(*args, dtype=dtype))  # constants only: numpy folds it now
+    if ufunc in _DECOMPOSED:
+        ins, out_dt = resolve_loop(em, ufunc, args, dtype)
+        vals = [to_value(em, a, dt) for a, dt in zip(args, ins)]
+        return cast(em, _DECOMPOSED[ufunc](em, *vals), out_dt)
+    core = UFUNC_CORE.get(ufunc)
+    if core is None:
+        raise UnsupportedError(f"np.{ufunc.__name__} is not supported in traced code")
+    ins, out_dt = resolve_loop(em, ufunc, args, dtype)
+    if ufunc in _BITWISE and not ins[0].is_bool:
+        raise UnsupportedError(f"np.{ufunc.__name__} is supported for bool arrays only, got {ins[0].np_name}")
+    vals = [to_value(em, a, dt) for a, dt in zip(args, ins)]
+    return cast(em, _apply_core(em, core, vals, ins[0], _CORE_ATTRS.get(ufunc, {})), out_dt)
+
+
+def _apply_core(em: Emitter, core: str, vals: list, loop_dt: DType, attrs: dict):
+    key = (core, loop_dt.kind)
+    if key in _BY_KIND:
+        alias = _BY_KIND[key]
+        return vals[0] if alias is None else em.emit(alias, vals, attrs)
+    return em.emit(core, vals, attrs)
+
+
+def ufunc_translation(ufunc: np.ufunc) -> Callable:
+    """The translation of `ufunc`, with numpy's keyword arguments."""
+    def translate(em: Emitter, *args: Any, out: Any = None, where: Any = True, casting: str = "same_kind",
+                  order: str = "K", dtype: Any = None, subok: bool = True, signature: Any = None):
+        check_ufunc_kwargs(ufunc.__name__, out, where, casting, order, signature)
+        return apply_ufunc(em, ufunc, *args, dtype=dtype)
+
+    translate.__name__ = translate.__qualname__ = f"translate_{ufunc.__name__}"
+    return translate
+
+
+# --- ufuncs decomposed into core ops (operands already cast to the loop dtype) --------------------
+
+def _c(em: Emitter, like: Any, value: float):
+    return scalar_like(em, value, abstract_of(like).dtype)
+
+
+def _log2(em, x):
+    return emit(em, "mul", emit(em, "log", x), _c(em, x, 1 / math.log(2)))
+
+
+def _log10(em, x):
+    return emit(em, "mul", emit(em, "log", x), _c(em, x, 1 / math.log(10)))
+
+
+def _exp2(em, x):
+    return emit(em, "exp", emit(em, "mul", x, _c(em, x, math.log(2))))
+
+
+def _trunc(em, x):
+    if not abstract_of(x).dtype.is_inexact:
+        return x
+    return emit(em, "where", emit(em, "lt", x, _c(em, x, 0)), emit(em, "ceil", x), emit(em, "floor", x))
+
+
+def _hypot(em, a, b):
+    """max * sqrt(1 + (min/max)^2): no overflow for large inputs; hypot(inf, nan) = inf."""
+    a, b = emit(em, "abs", a), emit(em, "abs", b)
+    hi, lo = emit(em, "maximum", a, b), emit(em, "minimum", a, b)
+    zero = _c(em, hi, 0)
+    safe = emit(em, "where", emit(em, "eq", hi, zero), _c(em, hi, 1), hi)
+    r = emit(em, "div", lo, safe)
+    out = emit(em, "mul", hi, emit(em, "sqrt", emit(em, "add", _c(em, r, 1), emit(em, "mul", r, r))))
+    inf = emit(em, "logical_or", emit(em, "isinf", a), emit(em, "isinf", b))
+    return emit(em, "where", inf, _c(em, hi, math.inf), out)
+
+
+def _logaddexp_base(em, a, b, log_base: float):
+    """max + log1p(exp(-|a-b|)) (in base e or 2); equal infinities give themselves."""
+    hi = emit(em, "maximum", a, b)
+    d = emit(em, "neg", emit(em, "abs", emit(em, "sub", a, b)))
+    if log_base != 1.0:
+        d = emit(em, "mul", d, _c(em, d, log_base))
+    corr = emit(em, "log1p", emit(em, "exp", d))
+    if log_base != 1.0:
+        corr = emit(em, "mul", corr, _c(em, corr, 1 / log_base))
+    same = emit(em, "eq", a, b)
+    tie = emit(em, "add", a, _c(em, a, 1.0 if log_base != 1.0 else math.log(2)))
+    return emit(em, "where", same, tie, emit(em, "add", hi, corr))
+
+
+def _scale(factor: float):
+    def build(em, x):
+        return emit(em, "mul", x, _c(em, x, factor))
+    return build
+
+
+def _fmax_fmin(core: str):
+    def build(em, a, b):
+        if not abstract_of(a).dtype.is_inexact:
+            return emit(em, core, a, b)
+        m = emit(em, core, a, b)
+        return emit(em, "where", emit(em, "isnan", b), a, emit(em, "where", emit(em, "isnan", a), b, m))
+    return build
+
+
+def _arcsinh(em, x):
+    """sign(x) * log1p(|x| + x^2 / (1 + sqrt(1 + x^2))): accurate near 0, symmetric.
+    Complex z: -i * arcsin(i z), the identity C99's casinh is defined by."""
+    if abstract_of(x).dtype.is_complex:
+        iz = emit(em, "mul", x, _c(em, x, 1j))
+        return emit(em, "mul", emit(em, "arcsin", iz), _c(em, x, -1j))
+    ax = emit(em, "abs", x)
+    x2 = emit(em, "mul", ax, ax)
+    den = emit(em, "add", _c(em, x, 1), emit(em, "sqrt", emit(em, "add", _c(em, x, 1), x2)))
+    big = emit(em, "gt", ax, _c(em, x, 1e150 if abstract_of(x).dtype.bits == 64 else 1e18))
+    small = emit(em, "log1p", emit(em, "add", ax, emit(em, "div", x2, den)))
+    large = emit(em, "add", emit(em, "log", ax), _c(em, x, math.log(2)))  # x^2 would overflow
+    return emit(em, "mul", emit(em, "sign", x), emit(em, "where", big, large, small))
+
+
+def _arccosh(em, x):
+    """log(x + sqrt(x-1) * sqrt(x+1)) (nan below 1, as numpy)."""
+    one = _c(em, x, 1)
+    below, above = emit(em, "sqrt", emit(em, "sub", x, one)), emit(em, "sqrt", emit(em, "add", x, one))
+    root = emit(em, "mul", below, above)
+    return emit(em, "log", emit(em, "add", x, root))
+
+
+def _arctanh(em, x):
+    """0.5 * log1p(2x / (1 - x))."""
+    one = _c(em, x, 1)
+    t = emit(em, "div", emit(em, "add", x, x), emit(em, "sub", one, x))
+    return emit(em, "mul", emit(em, "log1p", t), _c(em, x, 0.5))
+
+
+def _heaviside(em, x, h):
+    zero, one = _c(em, x, 0), _c(em, x, 1)
+    pos = emit(em, "where", emit(em, "gt", x, zero), one, emit(em, "where", emit(em, "eq", x, zero), h, x))
+    return emit(em, "where", emit(em, "lt", x, zero), zero, pos)  # nan stays nan through `x`
+
+
+def _float_power(em, a, b):
+    return emit(em, "pow", a, b)
+
+
+_DECOMPOSED: dict[np.ufunc, Callable] = {
+    np.log2: _log2, np.log10: _log10, np.exp2: _exp2, np.trunc: _trunc, np.hypot: _hypot,
+    np.logaddexp: lambda em, a, b: _logaddexp_base(em, a, b, 1.0),
+    np.logaddexp2: lambda em, a, b: _logaddexp_base(em, a, b, math.log(2)),
+    np.deg2rad: _scale(math.pi / 180), np.rad2deg: _scale(180 / math.pi),
+    np.fmax: _fmax_fmin("maximum"), np.fmin: _fmax_fmin("minimum"),
+    np.arcsinh: _arcsinh, np.arccosh: _arccosh, np.arctanh: _arctanh, np.heaviside: _heaviside,
+    np.float_power: _float_power, np.positive: lambda em, x: x,
+}
+_ALIASES = {np.radians: np.deg2rad, np.degrees: np.rad2deg}
+for _alias, _target in _ALIASES.items():
+    if _alias is not _target:
+        _DECOMPOSED[_alias] = _DECOMPOSED[_target]
+
+ALL_UFUNCS: tuple[np.ufunc, ...] = tuple(UFUNC_CORE) + tuple(_DECOMPOSED)
+
+
+# --- elementwise functions that are not ufuncs -----------------------------------------------------
+
+def np_where(em: Emitter, condition: Any, x: Any = None, y: Any = None):
+    if x is None and y is None:
+        raise UnsupportedError("np.where(condition) with one argument has a data-dependent shape and is not "
+                               "supported in traced code; use the 3-argument form np.where(condition, x, y)")
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    if not any(em.is_value(a) for a in (condition, x, y)):
+        return constant(em, np.where(condition, x, y))
+    dt = result_dtype(em, x, y)
+    c = to_value(em, condition, to_dtype(bool))
+    return emit(em, "where", c, to_value(em, x, dt), to_value(em, y, dt))
+
+
+def np_clip(em: Emitter, a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *,
+            min: Any = np._NoValue, max: Any = np._NoValue, **kwargs: Any):
+    check_ufunc_kwargs("clip", out, kwargs.pop("where", True), kwargs.pop("casting", "same_kind"), "K", None)
+    if kwargs:
+        raise TypeError(f"np.clip got unexpected keyword argument(s) {sorted(kwargs)}")
+    lo = _one_of("a_min", a_min, "min", min)
+    hi = _one_of("a_max", a_max, "max", max)
+    bounds = [b for b in (lo, hi) if b is not None]
+    dt = result_dtype(em, a, *bounds)
+    x = to_value(em, a, dt)
+    if lo is None and hi is None:
+        return x
+    if lo is None:
+        return emit(em, "minimum", x, to_value(em, hi, dt))
+    if hi is None:
+        return emit(em, "maximum", x, to_value(em, lo, dt))
+    return emit(em, "clip", x, to_value(em, lo, dt), to_value(em, hi, dt))
+
+
+def _one_of(name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    if value is not np._NoValue and alias_value is not np._NoValue:
+        raise TypeError(f"np.clip: pass only one of `{name}` and `{alias}`")
+    v = value if value is not np._NoValue else alias_value
+    return None if v is np._NoValue else v
+
+
+def np_real(em: Emitter, val: Any):
+    x = to_value(em, val)
+    return emit(em, "real", x) if abstract_of(x).dtype.is_complex else x
+
+
+def np_imag(em: Emitter, val: Any):
+    x = to_value(em, val)
+    if abstract_of(x).dtype.is_complex:
+        return emit(em, "imag", x)
+    return full_like(em, x, 0)
+
+
+def np_angle(em: Emitter, z: Any, deg: bool = False):
+    x = to_value(em, z)
+    dt = abstract_of(x).dtype
+    if dt.is_complex:
+        re, im = emit(em, "real", x), emit(em, "imag", x)
+    else:
+        re = cast(em, x, dt if dt.is_float else to_dtype(np.float64))
+        im = full_like(em, re, 0)
+    out = emit(em, "arctan2", im, re)
+    return _scale(180 / math.pi)(em, out) if deg else out
+
+
+def np_sinc(em: Emitter, x: Any):
+    x = to_value(em, x)
+    dt = abstract_of(x).dtype
+    if not dt.is_inexact:
+        x = cast(em, x, to_dtype(np.float64))
+    y = emit(em, "mul", x, _c(em, x, math.pi))
+    zero = emit(em, "eq", x, _c(em, x, 0))
+    safe = emit(em, "where", zero, _c(em, y, 1e-20), y)
+    return emit(em, "where", zero, _c(em, y, 1), emit(em, "div", emit(em, "sin", safe), safe))
+
+
+def np_isclose(em: Emitter, a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
+               equal_nan: bool = False):
+    dt = result_dtype(em, a, b, 1.0)
+    x, y = to_value(em, a, dt), to_value(em, b, dt)
+    diff = emit(em, "abs", emit(em, "sub", x, y))
+    rdt = abstract_of(diff).dtype
+    tol = emit(em, "add", scalar_like(em, atol, rdt), emit(em, "mul", scalar_like(em, rtol, rdt),
+                                                          emit(em, "abs", y)))
+    close = emit(em, "logical_or", emit(em, "eq", x, y), emit(em, "le", diff, tol))
+    if equal_nan:
+        both = emit(em, "logical_and", emit(em, "isnan", x), emit(em, "isnan", y))
+        close = emit(em, "logical_or", close, both)
+    return close
+
+
+FUNCTIONS: dict[Callable, Callable] = {
+    np.where: np_where, np.clip: np_clip, np.real: np_real, np.imag: np_imag, np.angle: np_angle,
+    np.sinc: np_sinc, np.isclose: np_isclose,
+}

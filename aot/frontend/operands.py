@@ -1,0 +1,148 @@
+"""Shared helpers of the translations: operand kinds, weak scalars, constants, casts, axes, errors."""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ir import dtypes as irdt
+from ir.dtypes import DType
+
+from .emitter import Emitter, abstract_of
+
+AxisError = np.exceptions.AxisError
+
+
+class FrontendError(TypeError):
+    """A numpy call that the front end cannot translate; the message names the function/argument."""
+
+
+class UnsupportedError(FrontendError, NotImplementedError):
+    """A numpy function, argument or mode that traced code does not support."""
+
+
+# --- operand kinds -------------------------------------------------------------------------------
+
+def is_python_scalar(x: Any) -> bool:
+    """bool/int/float/complex written in Python: weak under NEP 50 (np.float64 is not)."""
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
+def to_dtype(dt: Any, what: str = "dtype") -> DType:
+    """An ir DType from anything numpy accepts as a dtype; TypeError naming `what` otherwise."""
+    try:
+        return irdt.from_numpy(dt)
+    except TypeError as e:
+        raise irdt.UnsupportedDTypeError(f"{what}: {e}") from None
+
+
+def np_dtype_arg(em: Emitter, x: Any) -> Any:
+    """What np.result_type / ufunc.resolve_dtypes should see for `x` (Python scalars stay weak)."""
+    if em.is_value(x):
+        return abstract_of(x).dtype.numpy
+    if isinstance(x, bool):
+        return np.dtype(bool)  # bool is the lowest kind: weak and strong bool promote alike
+    if is_python_scalar(x):
+        return type(x)
+    return np.asarray(x).dtype
+
+
+def result_dtype(em: Emitter, *xs: Any) -> DType:
+    """numpy 2 result type of the operands (NEP 50: Python scalars are weak)."""
+    args = []
+    for x in xs:
+        if em.is_value(x):
+            args.append(abstract_of(x).dtype)
+        elif is_python_scalar(x):
+            args.append(x)
+        else:
+            args.append(np.asarray(x).dtype)
+    return irdt.result_type(*args)
+
+
+# --- constants and casts -------------------------------------------------------------------------
+
+def _scalar_in(value: Any, dtype: DType) -> Any:
+    """A Python scalar converted to `dtype` as numpy would for a weak scalar (ints are range-checked)."""
+    if isinstance(value, int) and not isinstance(value, bool) and dtype.is_int:
+        info = np.iinfo(dtype.numpy)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {dtype.np_name}")
+    return dtype.numpy.type(value).item()
+
+
+def constant(em: Emitter, value: Any, dtype: DType | None = None):
+    """A `constant` op for a Python scalar or a numpy array (dtype defaults to numpy's)."""
+    if is_python_scalar(value):
+        dtype = dtype or to_dtype(np.asarray(value).dtype, "constant")
+        return em.emit("constant", [], {"value": _scalar_in(value, dtype), "dtype": dtype})
+    arr = np.asarray(value)
+    dtype = dtype or to_dtype(arr.dtype, "constant")
+    arr = arr.astype(dtype.numpy, copy=False)
+    if arr.ndim == 0:
+        return em.emit("constant", [], {"value": arr.item(), "dtype": dtype})
+    return em.emit("constant", [], {"value": arr, "dtype": dtype})
+
+
+def cast(em: Emitter, v: Any, dtype: DType):
+    """v as `dtype` (numpy's unsafe astype); no op when it already is."""
+    if abstract_of(v).dtype == dtype:
+        return v
+    return em.emit("cast", [v], {"dtype": dtype})
+
+
+def to_value(em: Emitter, x: Any, dtype: DType | None = None):
+    """A value of this emitter for any operand, cast to `dtype` when given."""
+    if em.is_value(x):
+        return x if dtype is None else cast(em, x, dtype)
+    return constant(em, x, dtype)
+
+
+def full(em: Emitter, shape: tuple, value: Any, dtype: DType):
+    return em.emit("full", [], {"shape": tuple(shape), "value": _scalar_in(value, dtype), "dtype": dtype})
+
+
+def full_like(em: Emitter, x: Any, value: Any, dtype: DType | None = None):
+    dtype = dtype or abstract_of(x).dtype
+    return em.emit("full_like", [x], {"value": _scalar_in(value, dtype), "dtype": dtype})
+
+
+def scalar_like(em: Emitter, value: Any, dtype: DType):
+    """A 0-d constant of `dtype` (used to build decompositions such as x * ln2)."""
+    return em.emit("constant", [], {"value": dtype.numpy.type(value).item(), "dtype": dtype})
+
+
+# --- axes ----------------------------------------------------------------------------------------
+
+def index_arg(x: Any, argname: str) -> int:
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"{argname} must be an integer, got {type(x).__name__}") from None
+
+
+def normalize_axis(axis: Any, rank: int, argname: str = "axis") -> int:
+    """A non-negative axis; numpy's AxisError when out of range."""
+    a = index_arg(axis, argname)
+    if not -rank <= a < rank:
+        raise AxisError(a, rank, argname if argname != "axis" else None)
+    return a % rank
+
+
+def normalize_axes(axis: Any, rank: int, argname: str = "axis") -> tuple[int, ...]:
+    """None -> every axis; int or sequence -> sorted unique non-negative axes."""
+    if axis is None:
+        return tuple(range(rank))
+    items = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = [normalize_axis(a, rank, argname) for a in items]
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate value in '{argname}'")
+    return tuple(out)
+
+
+def no_out(fname: str, out: Any = None) -> None:
+    """Reject `out=`: traced arrays are immutable, results are returned."""
+    if out is not None:
+        raise UnsupportedError(f"{fname}: the `out` argument is not supported in traced code (arrays are "
+                               f"immutable there); use the returned array instead")
