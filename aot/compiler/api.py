@@ -1,0 +1,193 @@
+"""aot.compile: torch.compile's contract for numpy functions and aot.nn modules.
+
+A CompiledFunction keeps a list of cache entries, each a compiled artifact with its guards. A call
+flattens its arguments, runs the first entry whose guards hold, and otherwise captures and compiles
+a new entry (recompiling with symbolic dims when a shape guard failed, see policy.py).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..fx._pytree import tree_flatten, tree_unflatten
+from ..logs import artifact_logger
+from .backends import lookup_backend
+from .capture import GraphBreak, capture
+from .guards import build_guards, leaf_sources
+
+log = logging.getLogger(__name__)
+recompiles_log = artifact_logger("recompiles")
+guards_log = artifact_logger("guards")
+
+DEFAULT_CACHE_SIZE_LIMIT = 8
+_compiling = threading.local()
+
+
+def is_compiling() -> bool:
+    """True while aot is capturing a function (like torch.compiler.is_compiling)."""
+    return getattr(_compiling, "depth", 0) > 0
+
+
+@dataclass
+class CacheEntry:
+    guards: Any  # guards.GuardSet: readable texts + one compiled check
+    runner: Callable  # flat arrays -> flat outputs
+    input_index: list[int]  # which flat leaves are graph inputs (arrays)
+    lifted: list[Callable[[], Any]]  # fetchers for lifted arrays (parameters, captured globals)
+    out_spec: Any
+    out_template: list  # per output leaf: ("graph", k) or ("const", value) or ("input", i)
+    gm: Any
+    hits: int = 0
+
+
+@dataclass
+class CacheStats:
+    compiles: int = 0
+    hits: int = 0
+    guard_failures: int = 0
+    eager_fallbacks: int = 0
+    entries: list = field(default_factory=list)
+
+
+class CompiledFunction:
+    """The callable aot.compile returns."""
+
+    def __init__(self, fn: Callable, *, backend="llvm", dynamic=None, fullgraph=False, options=None,
+                 cache_size_limit: int | None = None):
+        self._orig = fn
+        self._fn, self._module = _unwrap_module(fn)
+        self._backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", "custom")
+        self._backend = lookup_backend(backend)
+        self._dynamic = dynamic
+        self._fullgraph = fullgraph
+        self._options = dict(options or {})
+        self._limit = cache_size_limit or self._options.pop("cache_size_limit", DEFAULT_CACHE_SIZE_LIMIT)
+        self._entries: list[CacheEntry] = []
+        self._stats = CacheStats()
+        self._lock = threading.RLock()
+        self._eager_reason: str | None = None
+        self._dynamic_dims: set[tuple[int, int]] = set()  # (leaf index, dim) seen to change
+        functools.update_wrapper(self, fn if not self._module else type(self._module).forward)
+
+    # --- calling -----------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        leaves, spec = tree_flatten((args, kwargs)) if kwargs else tree_flatten(args)
+        for entry in self._entries:
+            if entry.guards.check(leaves):
+                entry.hits += 1
+                self._stats.hits += 1
+                return self._run(entry, leaves)
+        if self._eager_reason is not None:
+            return self._fn(*args, **kwargs)
+        with self._lock:
+            return self._miss(args, kwargs, leaves, spec)
+
+    def _run(self, entry: CacheEntry, leaves: list):
+        inputs = [leaves[i] for i in entry.input_index]
+        if entry.lifted:
+            inputs += [f() for f in entry.lifted]
+        outs = entry.runner(*inputs)
+        flat = [outs[k] if kind == "graph" else (leaves[k] if kind == "input" else k)
+                for kind, k in entry.out_template]
+        return tree_unflatten(flat, entry.out_spec)
+
+    def _miss(self, args, kwargs, leaves, spec):
+        for entry in self._entries:  # another thread may have compiled it meanwhile
+            if entry.guards.check(leaves):
+                return self._run(entry, leaves)
+        if self._entries:
+            self._stats.guard_failures += 1
+            self._note_guard_failure(leaves)
+        if len(self._entries) >= self._limit:
+            return self._fall_back(f"cache size limit ({self._limit}) reached", args, kwargs)
+        try:
+            entry = self._compile(args, kwargs, leaves, spec)
+        except GraphBreak as e:
+            if self._fullgraph:
+                raise
+            return self._fall_back(str(e), args, kwargs)
+        self._entries.append(entry)
+        self._stats.compiles += 1
+        return self._run(entry, leaves)
+
+    def _note_guard_failure(self, leaves):
+        for entry in self._entries:
+            reason = entry.guards.why_failed(leaves)
+            recompiles_log.info("Recompiling function %s: guard failed: %s",
+                                getattr(self._fn, "__qualname__", self._fn), reason)
+            for i, d in entry.guards.failed_dims(leaves):
+                self._dynamic_dims.add((i, d))
+
+    def _fall_back(self, reason: str, args, kwargs):
+        if self._eager_reason is None:
+            self._eager_reason = reason
+            self._stats.eager_fallbacks += 1
+            warnings.warn(f"aot.compile: running {getattr(self._fn, '__qualname__', self._fn)} eagerly "
+                          f"with numpy: {reason}", RuntimeWarning, stacklevel=3)
+        return self._fn(*args, **kwargs)
+
+    def _compile(self, args, kwargs, leaves, spec) -> CacheEntry:
+        dynamic = self._dynamic_for_next()
+        _compiling.depth = getattr(_compiling, "depth", 0) + 1
+        try:
+            cap = capture(self._fn, args, kwargs, leaves, spec, module=self._module, dynamic=dynamic)
+        finally:
+            _compiling.depth -= 1
+        gset = build_guards(cap, leaves, names=leaf_sources(self._fn, args, kwargs))
+        guards_log.info("guards for %s:\n  %s", getattr(self._fn, "__qualname__", self._fn),
+                        "\n  ".join(gset.texts))
+        example = [leaves[i] for i in cap.input_index] + [f() for f in cap.lifted]
+        try:
+            runner = self._backend(cap.gm, example, self._options) if self._backend_name == "llvm" \
+                else self._backend(cap.gm, example)
+        except TypeError as e:
+            if "positional argument" not in str(e):
+                raise
+            runner = self._backend(cap.gm, example)
+        return CacheEntry(gset, runner, cap.input_index, cap.lifted, cap.out_spec, cap.out_template, cap.gm)
+
+    def _dynamic_for_next(self):
+        """dynamic=True: all dims symbolic; False: none; None: the dims that changed so far."""
+        if self._dynamic is True:
+            return True
+        if self._dynamic is False:
+            return False
+        return frozenset(self._dynamic_dims) if self._dynamic_dims else False
+
+    # --- introspection -----------------------------------------------------------------------
+    def cache_info(self) -> dict:
+        return {
+            "compiles": self._stats.compiles,
+            "hits": self._stats.hits,
+            "guard_failures": self._stats.guard_failures,
+            "eager_fallbacks": self._stats.eager_fallbacks,
+            "eager_reason": self._eager_reason,
+            "entries": [{"guards": list(e.guards.texts), "hits": e.hits} for e in self._entries],
+        }
+
+    def reset(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._stats = CacheStats()
+            self._eager_reason = None
+            self._dynamic_dims.clear()
+
+    @property
+    def graphs(self) -> list:
+        return [e.gm for e in self._entries]
+
+    def __repr__(self) -> str:
+        return f"<aot compiled {getattr(self._fn, '__qualname__', self._fn)} backend={self._backend_name}>"
+
+
+def _unwrap_module(fn):
+    from ..nn import Module
+
+    if isinstance(fn, Module):
+        return fn.forward, fn
+    return fn, None

@@ -1,0 +1,367 @@
+"""Capture: trace a numpy function with shape-aware arrays into an fx graph of core ops.
+
+User code sees `TracedArray`s: they know their dtype and shape (so code may branch on `x.shape`,
+`x.ndim`, `x.dtype`), and every numpy call, operator, method or index on them is translated by
+aot.frontend into core ops recorded as fx `call_function` nodes whose target is the core op
+(`aot.frontend.core.ops.<name>`). Each node's `meta["val"]` holds its (dtype, shape).
+Data-dependent control flow raises GraphBreak naming the user's source line.
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import ir
+from ir import dtypes as D
+
+from .. import frontend
+from ..frontend.core import ops as core_ops
+from ..frontend.methods import ATTRIBUTES, METHODS
+from ..fx import Graph, GraphModule
+
+_AOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class GraphBreak(RuntimeError):
+    """The function cannot be captured as one graph (data-dependent control flow, mutation, ...)."""
+
+
+def user_frame_summary() -> str:
+    """`file:line: source` of the innermost frame outside aot (the user's code)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = os.path.abspath(f.f_code.co_filename)
+        if not fn.startswith(_AOT_DIR) and "numpy" not in fn.split(os.sep)[-3:-1]:
+            line = linecache.getline(fn, f.f_lineno).strip()
+            return f"{fn}:{f.f_lineno}: {line}"
+        f = f.f_back
+    return "<unknown>"
+
+
+@dataclass(frozen=True)
+class ValMeta:
+    """What a node's value is known to be while tracing: `meta["val"]`."""
+
+    dtype: ir.DType
+    shape: tuple
+
+    @property
+    def ir_type(self) -> ir.TensorType:
+        return ir.TensorType(self.dtype, self.shape)
+
+
+class TracedArray:
+    """A numpy-array stand-in during capture: dtype + shape known, data unknown."""
+
+    __slots__ = ("node", "meta", "tracer")
+    __array_priority__ = 1000
+
+    def __init__(self, node, meta: ValMeta, tracer: CaptureTracer):
+        self.node = node
+        self.meta = meta
+        self.tracer = tracer
+
+    # --- what user code may inspect -----------------------------------------------------------
+    @property
+    def dtype(self) -> np.dtype:
+        return self.meta.dtype.numpy
+
+    @property
+    def shape(self) -> tuple:
+        return self.meta.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.meta.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.meta.shape:
+            n *= d
+        return n
+
+    def __len__(self) -> int:
+        if not self.meta.shape:
+            raise TypeError("len() of unsized object")
+        return self.meta.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return f"TracedArray({self.node.name}: {self.meta.ir_type})"
+
+    # --- data-dependent conversions break the graph -------------------------------------------
+    def _break(self, what: str):
+        raise GraphBreak(f"data-dependent {what} on a traced array at {user_frame_summary()}; "
+                         "aot cannot capture control flow that depends on array values "
+                         "(use np.where, or fullgraph=False to run such code eagerly)")
+
+    def __bool__(self):
+        self._break("control flow (bool())")
+
+    def __int__(self):
+        self._break("conversion int()")
+
+    def __float__(self):
+        self._break("conversion float()")
+
+    def __complex__(self):
+        self._break("conversion complex()")
+
+    def __index__(self):
+        self._break("use as an index")
+
+    def __array__(self, dtype=None, copy=None):
+        self._break("conversion to a numpy array")
+
+    def item(self, *a):
+        self._break("item()")
+
+    def tolist(self):
+        self._break("tolist()")
+
+    def __setitem__(self, key, value):
+        raise GraphBreak(f"in-place assignment x[...] = v on a traced array at {user_frame_summary()}; "
+                         "use np.where or functional updates")
+
+    # --- numpy protocols -----------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__":
+            raise GraphBreak(f"np.{ufunc.__name__}.{method} is not supported in compiled code "
+                             f"(at {user_frame_summary()})")
+        return frontend.translate(self.tracer, ufunc, *inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return frontend.translate(self.tracer, func, *args, **kwargs)
+
+    def __aot_function__(self, func, args, kwargs):
+        """aot.nn.functional / aot.fft calls (see aot.fx._overrides)."""
+        return _library_translation(func)(self.tracer, *args, **kwargs)
+
+    def __getitem__(self, index):
+        return frontend.getitem(self.tracer, self, index)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in METHODS:
+            return lambda *a, **k: frontend.translate_method(self.tracer, self, name, *a, **k)
+        if name in ATTRIBUTES:
+            return frontend.translate_attribute(self.tracer, self, name)
+        raise AttributeError(f"'ndarray' (traced) has no attribute {name!r}")
+
+
+def _library_translation(func):
+    from ..frontend import nn_functional
+
+    mod, name = getattr(func, "__module__", "") or "", getattr(func, "__name__", "")
+    if mod.startswith("aot.nn") and name in nn_functional.FUNCTIONS:
+        return nn_functional.FUNCTIONS[name]
+    if mod.startswith("aot.fft"):
+        np_fn = getattr(np.fft, name, None)
+        if np_fn is not None and frontend.is_supported(np_fn):
+            return lambda em, *a, **k: frontend.translate(em, np_fn, *a, **k)
+    raise GraphBreak(f"{mod}.{name} cannot be compiled yet (at {user_frame_summary()})")
+
+
+def _operator(name: str, reflected: bool = False):
+    key = f"r{name}" if reflected else name
+
+    def method(self, *args):
+        return frontend.translate_operator(self.tracer, key, self, *args)
+
+    method.__name__ = f"__{key}__"
+    return method
+
+
+_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor")
+for _n in _BINARY:
+    setattr(TracedArray, f"__{_n}__", _operator(_n))
+    setattr(TracedArray, f"__r{_n}__", _operator(_n, reflected=True))
+    setattr(TracedArray, f"__i{_n}__", _operator(_n))  # functional: rebinds the name, never mutates
+for _n in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert"):
+    setattr(TracedArray, f"__{_n}__", _operator(_n))
+TracedArray.__hash__ = object.__hash__
+
+
+class CaptureTracer:
+    """The frontend Emitter that records core ops into an fx Graph."""
+
+    def __init__(self):
+        self.graph = Graph()
+        self.consts: dict[str, Any] = {}
+        self.lifted: list = []  # arrays captured from closures/modules, fed by reference each call
+        self._lifted_ids: dict[int, TracedArray] = {}
+        self._lifted_nodes: list = []
+        self._counter = itertools.count()
+
+    # Emitter protocol -----------------------------------------------------------------------
+    def is_value(self, x) -> bool:
+        # arrays captured from outside are values too: they become lifted graph inputs
+        return isinstance(x, (TracedArray, np.ndarray))
+
+    def emit(self, op: str, operands: list, attrs: dict):
+        vals = [self.as_value(v) for v in operands]
+        types = [v.meta.ir_type for v in vals]
+        result_types = ir.opdef.infer_result_types(op, types, dict(attrs))
+        args = tuple(v.node for v in vals)
+        kwargs = {k: self._attr_arg(v) for k, v in attrs.items()}
+        node = self.graph.call_function(getattr(core_ops, op), args, kwargs)
+        outs = [TracedArray(node, ValMeta(t.dtype, t.shape), self) for t in result_types]
+        if len(outs) == 1:
+            node.meta["val"] = outs[0].meta
+            return outs[0]
+        node.meta["val"] = tuple(o.meta for o in outs)
+        return tuple(self._getitem_node(node, i, o.meta) for i, o in enumerate(outs))
+
+    def _getitem_node(self, node, i, meta):
+        import operator
+
+        n = self.graph.call_function(operator.getitem, (node, i))
+        n.meta["val"] = meta
+        return TracedArray(n, meta, self)
+
+    def _attr_arg(self, v):
+        if isinstance(v, np.ndarray):
+            name = f"_const{next(self._counter)}"
+            self.consts[name] = v
+            return v  # small constants stay literal; the GraphModule keeps them in its code
+        return v
+
+    def as_value(self, v) -> TracedArray:
+        """A traced value for an operand: traced arrays as they are; arrays captured from outside
+        (parameters, globals) become lifted graph inputs; scalars become constants."""
+        if isinstance(v, TracedArray):
+            return v
+        if isinstance(v, np.ndarray):
+            return self.lift(v)
+        if isinstance(v, (bool, int, float, complex, np.generic)):
+            arr = np.asarray(v)
+            return self.emit("constant", [], {"value": arr.item(), "dtype": D.from_numpy(arr.dtype)})
+        raise TypeError(f"cannot use {type(v).__name__} as an array operand in compiled code")
+
+    def lift(self, arr: np.ndarray, fetch=None) -> TracedArray:
+        key = id(arr)
+        if key not in self._lifted_ids:
+            node = self.graph.placeholder(f"lifted_{len(self.lifted)}")
+            meta = ValMeta(D.from_numpy(arr.dtype), tuple(int(d) for d in arr.shape))
+            node.meta["val"] = meta
+            self.lifted.append(fetch or (lambda a=arr: a))
+            self._lifted_nodes.append(node)
+            self._lifted_ids[key] = TracedArray(node, meta, self)
+        return self._lifted_ids[key]
+
+    def placeholder(self, name: str, meta: ValMeta) -> TracedArray:
+        node = self.graph.placeholder(name)
+        node.meta["val"] = meta
+        return TracedArray(node, meta, self)
+
+
+@dataclass
+class Capture:
+    gm: GraphModule
+    input_index: list[int]  # flat leaf index of each graph input (arrays)
+    lifted: list  # fetchers of lifted arrays, graph inputs after the leaves
+    out_spec: Any
+    out_template: list
+    leaf_kinds: list  # per leaf: "array" or ("const", value)
+    dynamic_dims: dict  # leaf index -> set of symbolic dims
+
+
+def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False) -> Capture:
+    from ..fx._pytree import tree_flatten, tree_unflatten
+
+    tracer = CaptureTracer()
+    traced_leaves, input_index, kinds = [], [], []
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, np.ndarray):
+            meta = ValMeta(_dtype_of_input(leaf, i), tuple(int(d) for d in leaf.shape))
+            traced_leaves.append(tracer.placeholder(f"arg{i}", meta))
+            input_index.append(i)
+            kinds.append("array")
+        else:
+            traced_leaves.append(leaf)
+            kinds.append(("const", leaf))
+    if module is not None:
+        _lift_module_state(tracer, module)
+    # lifted placeholders must come after the argument placeholders: created lazily, then moved
+    targs = tree_unflatten(traced_leaves, spec)
+    if kwargs:
+        targs, tkwargs = targs
+    else:
+        tkwargs = {}
+    result = fn(*targs, **tkwargs)
+    out_leaves, out_spec = tree_flatten(result)
+    graph_outs, template = [], []
+    for leaf in out_leaves:
+        if isinstance(leaf, TracedArray):
+            if leaf.node.op == "placeholder" and leaf.node in _arg_nodes(traced_leaves):
+                template.append(("input", input_index[_arg_nodes(traced_leaves).index(leaf.node)]))
+            else:
+                template.append(("graph", len(graph_outs)))
+                graph_outs.append(leaf.node)
+        elif isinstance(leaf, np.ndarray):
+            template.append(("graph", len(graph_outs)))
+            graph_outs.append(tracer.lift(leaf).node)
+        else:
+            template.append(("const", leaf))
+    _order_placeholders(tracer)
+    tracer.graph.output(tuple(graph_outs))
+    gm = GraphModule(tracer.consts or {}, tracer.graph)
+    return Capture(gm, input_index, tracer.lifted, out_spec, template, kinds, {})
+
+
+def _arg_nodes(traced_leaves) -> list:
+    return [t.node for t in traced_leaves if isinstance(t, TracedArray)]
+
+
+def _order_placeholders(tracer: CaptureTracer) -> None:
+    """Move lifted placeholders (created when first used) after the argument placeholders."""
+    g = tracer.graph
+    args = [n for n in g.nodes if n.op == "placeholder" and n not in tracer._lifted_nodes]
+    if not args:
+        return
+    anchor = args[-1]
+    for node in tracer._lifted_nodes:
+        if anchor.next is not node:
+            anchor.append(node)
+        anchor = node
+
+
+def _lift_module_state(tracer: CaptureTracer, module) -> None:
+    """Parameters and buffers are graph inputs fetched from the module at each call, so updating
+    them (in place or by re-assignment) is seen without recompiling."""
+    for name, p in list(module.named_parameters()) + list(_named_buffers(module)):
+        tracer.lift(p, fetch=_attr_fetcher(module, name))
+
+
+def _named_buffers(module):
+    fn = getattr(module, "named_buffers", None)
+    return fn() if fn is not None else []
+
+
+def _attr_fetcher(module, dotted: str):
+    parts = dotted.split(".")
+
+    def fetch():
+        obj = module
+        for p in parts:
+            obj = getattr(obj, p)
+        return obj
+
+    return fetch
+
+
+def _dtype_of_input(arr: np.ndarray, i: int) -> ir.DType:
+    try:
+        return D.from_numpy(arr.dtype)
+    except TypeError as e:
+        raise TypeError(f"argument leaf #{i}: {e}") from None

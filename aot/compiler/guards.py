@@ -1,0 +1,153 @@
+"""Guards of a cache entry: what must hold of the call's flat arguments for the entry to be reused.
+
+All guards of an entry compile into one generated Python function over the flat leaves, so the
+check is a single call. Static dims give `shape[d] == n`; symbolic dims give the ShapeEnv's
+guards over them (see dynamic.py). Python scalars and other constants are guarded by type and
+value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import re
+
+import numpy as np
+
+_LEAF = re.compile(r"L\[(\d+)\]")
+
+
+@dataclass
+class GuardSet:
+    texts: list[str]  # readable, over argument names: L['x'].shape[0] == 4
+    check: Callable[[list], bool]
+    source: str  # the generated check over the flat leaves L[i]
+    static_dims: dict = field(default_factory=dict)  # leaf index -> {dim: size}
+
+    def why_failed(self, leaves: list) -> str:
+        for text, fn in self._singles:
+            try:
+                ok = fn(leaves)
+            except Exception:  # wrong type or rank: the guard cannot even be evaluated
+                ok = False
+            if not ok:
+                return f"{text} (got {_describe_failure(text, leaves, self.names)})"
+        return "no guard failed"
+
+    def failed_dims(self, leaves: list) -> list[tuple[int, int]]:
+        out = []
+        for i, dims in self.static_dims.items():
+            leaf = leaves[i] if i < len(leaves) else None
+            if not isinstance(leaf, np.ndarray) or leaf.ndim != len(dims):
+                continue
+            out += [(i, d) for d, n in dims.items() if leaf.shape[d] != n]
+        return out
+
+    _singles: list = field(default_factory=list)
+    names: list | None = None
+
+
+def _rename(text: str, names: list[str] | None) -> str:
+    if not names:
+        return text
+    return _LEAF.sub(lambda m: names[int(m.group(1))], text)
+
+
+def _describe_failure(text: str, leaves: list, names: list[str] | None = None) -> str:
+    i = _leaf_of(text, names)
+    if i is None:
+        return "?"
+    if i >= len(leaves):
+        return f"{len(leaves)} arguments"
+    leaf = leaves[i]
+    if isinstance(leaf, np.ndarray):
+        return f"{leaf.dtype}{list(leaf.shape)}"
+    return repr(leaf)
+
+
+def _leaf_guards(i: int, leaf: Any, kind, dyn_dims: set[int]) -> tuple[list[str], dict]:
+    """Guard expressions (Python source over L) for one leaf."""
+    if kind == "array":
+        dims = {d: int(n) for d, n in enumerate(leaf.shape) if d not in dyn_dims}
+        g = [f"isinstance(L[{i}], ndarray)", f"L[{i}].dtype == {_dtype_src(leaf.dtype)}",
+             f"L[{i}].ndim == {leaf.ndim}"]
+        g += [f"L[{i}].shape[{d}] == {n}" for d, n in dims.items()]
+        return g, dims
+    value = kind[1]
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return [f"type(L[{i}]) is {type(value).__name__}", f"L[{i}] == {value!r}"] if value is not None \
+            else [f"L[{i}] is None"], {}
+    return [f"L[{i}] is CONST{i}"], {}
+
+
+def _dtype_src(dt: np.dtype) -> str:
+    return f"dtype('{dt.str}')"
+
+
+def build_guards(cap, leaves: list, extra: list[str] | None = None, env: dict | None = None,
+                 names: list[str] | None = None) -> GuardSet:
+    """One GuardSet from the capture's leaves (plus extra guard sources, e.g. from a ShapeEnv).
+    `names` are readable sources of the leaves (`L['x']`), used in the texts shown to users."""
+    texts, static_dims = [f"len(L) == {len(leaves)}"], {}
+    consts = {}
+    for i, (leaf, kind) in enumerate(zip(leaves, cap.leaf_kinds)):
+        g, dims = _leaf_guards(i, leaf, kind, cap.dynamic_dims.get(i, set()))
+        texts += g
+        if kind == "array":
+            static_dims[i] = dims
+        elif g == [f"L[{i}] is CONST{i}"]:
+            consts[f"CONST{i}"] = kind[1]
+    texts += list(extra or [])
+    namespace = {"ndarray": np.ndarray, "dtype": np.dtype, **consts, **(env or {})}
+    source = "def check(L):\n    try:\n        return (" + "\n            and ".join(texts) + ")\n" \
+             "    except (IndexError, AttributeError, TypeError):\n        return False\n"
+    exec(compile(source, "<aot guards>", "exec"), namespace)
+    readable = [_rename(t, names) for t in texts]
+    singles = [(r, eval(compile(f"lambda L: {t}", "<aot guard>", "eval"), namespace))
+               for r, t in zip(readable, texts)]
+    gs = GuardSet(readable, namespace["check"], source, static_dims)
+    gs._singles = singles
+    gs.names = names
+    return gs
+
+
+def _leaf_of(text: str, names: list[str] | None) -> int | None:
+    m = _LEAF.match(text)
+    if m:
+        return int(m.group(1))
+    for i, n in enumerate(names or []):
+        if text.startswith(n + ".") or text.startswith(n + " ") or text.startswith(f"isinstance({n},") \
+                or text.startswith(f"type({n})"):
+            return i
+    return None
+
+
+def leaf_sources(fn, args: tuple, kwargs: dict) -> list[str]:
+    """Readable source of every flat leaf, in tree_flatten order: L['x'], L['pair'][0], L['d']['k']."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    out: list[str] = []
+    for i, a in enumerate(args):
+        base = f"L[{positional[i]!r}]" if i < len(positional) else f"L['args'][{i}]"
+        _paths(a, base, out)
+    for k, v in kwargs.items():
+        _paths(v, f"L[{k!r}]", out)
+    return out
+
+
+def _paths(tree, prefix: str, out: list[str]) -> None:
+    if tree is None:
+        return
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            _paths(v, f"{prefix}[{k!r}]", out)
+    elif type(tree) in (tuple, list):
+        for i, v in enumerate(tree):
+            _paths(v, f"{prefix}[{i}]", out)
+    else:
+        out.append(prefix)

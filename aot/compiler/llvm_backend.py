@@ -1,0 +1,131 @@
+"""The "llvm" backend: fx graph of core ops -> ir -> optimised, fused ir -> LLVM -> native code.
+
+Object code is cached on disk under a key made of the name-normalised ir text, the target
+(triple, CPU, features) and the versions of aot and llvmlite, so a second process compiling the
+same function loads it instead of running LLVM. In-process, equal keys share one loaded entry.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+
+import ir
+from ir.passes import run_pipeline
+from ir.printer import print_module
+
+from ..logs import artifact_logger
+from .to_ir import graph_to_ir
+
+log = logging.getLogger(__name__)
+ir_log = artifact_logger("ir")
+graph_log = artifact_logger("graph")
+
+# the optimisation pipeline, top to bottom (fusion last: it works on canonical, deduplicated ir)
+PIPELINE = ("canonicalize", "fold", "canonicalize", "cse", "dce", "fuse", "dce")
+
+_loaded: dict[str, int] = {}  # cache key -> entry address in the process-wide JIT engine
+_lock = threading.Lock()
+
+
+@functools.cache
+def _host():
+    from codegen import host_target
+
+    return host_target()
+
+
+def build_ir(gm) -> ir.Module:
+    """Lower and optimise a captured graph; the returned module holds one function `main`."""
+    if graph_log.isEnabledFor(logging.INFO):
+        graph_log.info("captured graph:\n%s", gm.graph)
+    module = graph_to_ir(gm, "main")
+    run_pipeline(module, ",".join(PIPELINE))
+    return module
+
+
+def signature_of(func: ir.Func, name: str):
+    from runtime import ArgSpec, Signature
+
+    def spec(t):
+        return ArgSpec(t.dtype.numpy, tuple(d if isinstance(d, int) else str(d) for d in t.shape))
+
+    return Signature(tuple(spec(t) for t in func.arg_types), tuple(spec(t) for t in func.result_types), name)
+
+
+def canonical_text(module: ir.Module) -> str:
+    """The module printed without value names, so that renaming variables keeps the cache key."""
+    hints = [(v, v.name_hint) for f in module.funcs.values() for v in _values(f)]
+    try:
+        for v, _ in hints:
+            v.name_hint = None
+        return print_module(module)
+    finally:
+        for v, h in hints:
+            v.name_hint = h
+
+
+def _values(func: ir.Func):
+    yield from func.args
+    for op in func.walk():
+        yield from op.results
+        for r in op.regions:
+            for b in r.blocks:
+                yield from b.args
+
+
+def cache_key_of(module: ir.Module, target, options) -> str:
+    import llvmlite
+
+    import aot
+    from runtime.disk_cache import cache_key
+
+    return cache_key(canonical_text(module), target.triple, target.cpu, target.features,
+                     str(target.vector_bits), str(target.vector_library), repr(options),
+                     aot.__version__, llvmlite.__version__)
+
+
+def compile_graph(gm, example_inputs, options: dict):
+    """Backend entry point: returns a callable(flat arrays) -> tuple of outputs."""
+    t0 = time.perf_counter()
+    module = build_ir(gm)
+    func = module.funcs["main"]
+    fn = load_module(module, options)
+    log.debug("llvm backend: compiled in %.1f ms", 1e3 * (time.perf_counter() - t0))
+    if len(func.result_types) == 1:
+        return lambda *a: (fn(*a),)
+    return fn
+
+
+def load_module(module: ir.Module, options: dict):
+    """Native callable for `module`'s function `main`, through the in-process and disk caches."""
+    from codegen import CodegenOptions, compile_object, lower_module
+    from runtime import JitFunction, default_num_threads
+    from runtime.disk_cache import DiskCache
+    from runtime.jit import default_engine
+
+    target = _host()
+    cg = CodegenOptions(num_threads=int(options.get("num_threads") or default_num_threads()))
+    key = cache_key_of(module, target, cg)
+    name = f"aot_{key[:24]}"
+    func = module.funcs["main"]
+    sig = signature_of(func, name)
+    with _lock:
+        addr = _loaded.get(key)
+        if addr is None:
+            engine = default_engine()
+            disk = DiskCache() if options.get("disk_cache", True) else None
+            obj = disk.get(key) if disk is not None else None
+            if obj is None:
+                func.name = name
+                try:
+                    obj = compile_object(lower_module(module, target, cg), target)
+                finally:
+                    func.name = "main"
+                if disk is not None:
+                    disk.put(key, obj)
+            engine.add_object(obj)
+            addr = engine.address(name)
+            _loaded[key] = addr
+    return JitFunction(addr, sig)

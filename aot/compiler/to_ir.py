@@ -1,0 +1,52 @@
+"""Lower a captured fx graph of core ops to an ir function.
+
+Every call_function node targets a core op (aot.frontend.core.ops.<name>) whose kwargs are the
+op's attributes; its result type is re-inferred by the registry and must equal the type the
+tracer recorded in meta["val"], so the two stages cannot silently disagree.
+"""
+from __future__ import annotations
+
+import operator
+
+import ir
+
+
+class LoweringError(RuntimeError):
+    pass
+
+
+def _op_name(target) -> str | None:
+    return getattr(target, "op_name", None) or getattr(target, "name", None)
+
+
+def graph_to_ir(gm, name: str = "main", module: ir.Module | None = None) -> ir.Module:
+    m = module or ir.Module(name)
+    nodes = list(gm.graph.nodes)
+    ph = [n for n in nodes if n.op == "placeholder"]
+    types = [n.meta["val"].ir_type for n in ph]
+    f, b = ir.new_func(m, name, types, [n.name for n in ph])
+    env = {n: a for n, a in zip(ph, f.args)}
+    for n in nodes:
+        if n.op == "placeholder":
+            continue
+        if n.op == "output":
+            outs = n.args[0]
+            outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+            b.ret(*[env[o] for o in outs])
+            continue
+        if n.op != "call_function":
+            raise LoweringError(f"node {n.format_node()}: only call_function nodes of core ops can be lowered")
+        b.loc = n.meta.get("loc")
+        if n.target is operator.getitem:
+            env[n] = env[n.args[0]][n.args[1]]
+            continue
+        opname = _op_name(n.target)
+        if opname is None or opname not in ir.OPDEFS:
+            raise LoweringError(f"node {n.format_node()}: target {n.target!r} is not a core op")
+        try:
+            op = b.create(opname, [env[a] for a in n.args], dict(n.kwargs))
+        except ir.OpError as e:
+            where = f" (from {n.meta['loc']})" if n.meta.get("loc") else ""
+            raise LoweringError(f"node {n.name} = {opname}{where}: {e}") from e
+        env[n] = op.results[0] if len(op.results) == 1 else tuple(op.results)
+    return m

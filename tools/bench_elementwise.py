@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Elementwise chain sin(x)*exp(-y) + x*y/(1+y*y): aot vs numpy, numexpr, numba, torch.compile.
+
+Run: .venv/bin/python tools/bench_elementwise.py [--sizes 1e4,1e6,1e7] [--dtypes f32,f64]
+Also reports peak extra memory at N=1e7 (measured in a child process per contestant, as the
+growth of the maximum resident set size over one call, relative to the output size).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import median_time, optional, print_table  # noqa: E402
+
+torch = optional("torch")  # import torch before numba (both bundle LLVM/OpenMP runtimes)
+numexpr = optional("numexpr")
+numba = optional("numba")
+
+
+def chain_np(x, y):
+    return np.sin(x) * np.exp(-y) + x * y / (1 + y * y)
+
+
+def contestants(dtype):
+    import aot
+
+    out = {"aot": aot.compile(chain_np), "numpy": chain_np}
+    if numexpr is not None:
+        out["numexpr"] = lambda x, y: numexpr.evaluate("sin(x)*exp(-y) + x*y/(1+y*y)")
+    if numba is not None:
+        out["numba"] = numba.njit(cache=False, fastmath=False)(_loop)
+        out["numba_par"] = numba.njit(parallel=True)(_ploop)
+    if torch is not None:
+        tf = torch.compile(lambda x, y: torch.sin(x) * torch.exp(-y) + x * y / (1 + y * y))
+        out["torch.compile"] = ("torch", tf)
+    return out
+
+
+def _loop(x, y):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = np.sin(x[i]) * np.exp(-y[i]) + x[i] * y[i] / (1 + y[i] * y[i])
+    return out
+
+
+def _ploop(x, y):
+    import numba as nb
+
+    out = np.empty_like(x)
+    for i in nb.prange(x.shape[0]):
+        out[i] = np.sin(x[i]) * np.exp(-y[i]) + x[i] * y[i] / (1 + y[i] * y[i])
+    return out
+
+
+def run(sizes, dtypes):
+    rows = []
+    for dt in dtypes:
+        cs = contestants(dt)
+        for n in sizes:
+            rng = np.random.default_rng(0)
+            x = rng.uniform(-3, 3, n).astype(dt)
+            y = rng.uniform(0, 3, n).astype(dt)
+            ref = chain_np(x, y)
+            row = {"case": f"{np.dtype(dt).name} N={n:.0e}"}
+            for name, fn in cs.items():
+                if isinstance(fn, tuple):  # torch takes tensors
+                    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+                    f = fn[1]
+                    got = f(tx, ty).numpy()
+                    row[name] = median_time(lambda: f(tx, ty))
+                else:
+                    got = fn(x, y)
+                    row[name] = median_time(lambda: fn(x, y))
+                tol = 1e-5 if dt == np.float32 else 1e-12
+                np.testing.assert_allclose(got, ref, rtol=tol, atol=tol, err_msg=name)
+            rows.append(row)
+    print_table("elementwise chain", rows)
+
+
+_MEM_CHILD = r"""
+import resource, sys, numpy as np
+name, dt, n = sys.argv[1], sys.argv[2], int(float(sys.argv[3]))
+if name == "torch.compile":
+    import torch
+import os; sys.path.insert(0, os.path.dirname(sys.argv[4]))
+import bench_elementwise as b
+x = np.random.default_rng(0).uniform(-3, 3, n).astype(dt); y = x.copy()
+cs = b.contestants(dt); fn = cs[name]
+if isinstance(fn, tuple):
+    import torch; tx, ty = torch.from_numpy(x), torch.from_numpy(y); call = lambda: fn[1](tx, ty)
+else:
+    call = lambda: fn(x, y)
+small = np.ones(16, dt); (fn[1](torch.from_numpy(small), torch.from_numpy(small)) if isinstance(fn, tuple) else fn(small, small))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+r = call(); peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((peak - base) * 1024 / (n * np.dtype(dt).itemsize))
+"""
+
+
+def memory(n=10_000_000, dt="float64"):
+    print(f"\n## peak extra memory for one call at N={n:.0e} {dt} (x output size; first call after a "
+          "small warm-up, so the compile of the new shape is included for aot)")
+    names = list(contestants(dt))
+    for name in names:
+        out = subprocess.run([sys.executable, "-c", _MEM_CHILD, name, dt, str(n), os.path.abspath(__file__)],
+                             capture_output=True, text=True)
+        val = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else \
+            f"error: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else '?'}"
+        print(f"| {name} | {val} |")
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--sizes", default="1e4,1e6,1e7")
+    p.add_argument("--dtypes", default="float32,float64")
+    p.add_argument("--no-memory", action="store_true")
+    a = p.parse_args()
+    run([int(float(s)) for s in a.sizes.split(",")], a.dtypes.split(","))
+    if not a.no_memory:
+        memory()
