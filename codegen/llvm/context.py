@@ -1,4 +1,5 @@
 """LowerCtx: everything a lowering rule may use, passed explicitly (never ambient)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -77,10 +78,11 @@ class LowerCtx:
     def per_lane(self, fn: L.Function, args: list):
         """Apply a scalar function lane by lane (used where no vector variant exists)."""
         b = self.builder
-        if self.vlen == 1 or not isinstance(args[0].type, L.VectorType):
+        if not isinstance(args[0].type, L.VectorType):
             return b.call(fn, args)
-        out = L.Constant(L.VectorType(fn.function_type.return_type, self.vlen), L.Undefined)
-        for i in range(self.vlen):
+        n = args[0].type.count
+        out = L.Constant(L.VectorType(fn.function_type.return_type, n), L.Undefined)
+        for i in range(n):
             k = L.Constant(L.IntType(32), i)
             r = b.call(fn, [b.extract_element(a, k) for a in args])
             out = b.insert_element(out, r, k)

@@ -5,6 +5,7 @@ Vectors call glibc's libmvec variants (`_ZGVeN8v_sin`: AVX-512, 8 x f64; `_ZGVdN
 scalar libm. Scalars call libm. The choice is made from the Target, never from the host.
 glibc >= 2.35 exports every name in LIBMVEC_FUNCS for the b/c/d/e ISA variants (`nm -D libmvec.so.1`).
 """
+
 from __future__ import annotations
 
 from llvmlite import ir as L
@@ -14,9 +15,27 @@ from .types import F32
 
 # libm name -> number of arguments; all exist in libmvec (glibc >= 2.35)
 LIBMVEC_FUNCS = {
-    "exp": 1, "expm1": 1, "exp2": 1, "log": 1, "log1p": 1, "log2": 1, "log10": 1, "sin": 1, "cos": 1,
-    "tan": 1, "tanh": 1, "sinh": 1, "cosh": 1, "asin": 1, "acos": 1, "atan": 1, "atan2": 2, "pow": 2,
-    "erf": 1, "hypot": 2, "cbrt": 1,
+    "exp": 1,
+    "expm1": 1,
+    "exp2": 1,
+    "log": 1,
+    "log1p": 1,
+    "log2": 1,
+    "log10": 1,
+    "sin": 1,
+    "cos": 1,
+    "tan": 1,
+    "tanh": 1,
+    "sinh": 1,
+    "cosh": 1,
+    "asin": 1,
+    "acos": 1,
+    "atan": 1,
+    "atan2": 2,
+    "pow": 2,
+    "erf": 1,
+    "hypot": 2,
+    "cbrt": 1,
 }
 
 

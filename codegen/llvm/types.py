@@ -4,6 +4,7 @@ In registers a bool is `i1`, in memory `i8`. A complex number is carried as a Py
 (re, im) of real scalars or real vectors, so complex arithmetic vectorises like real arithmetic;
 in memory it is `{T, T}` (numpy's layout).
 """
+
 from __future__ import annotations
 
 from llvmlite import ir as L
@@ -22,11 +23,22 @@ VOID = L.VoidType()
 
 # register type of the real scalar of each dtype (complex: its component)
 TYPE_CONVERTERS: dict[str, L.Type] = {
-    "bool": I1, "i32": I32, "i64": I64, "f32": F32, "f64": F64, "c64": F32, "c128": F64,
+    "bool": I1,
+    "i32": I32,
+    "i64": I64,
+    "f32": F32,
+    "f64": F64,
+    "c64": F32,
+    "c128": F64,
 }
 MEMORY_TYPES: dict[str, L.Type] = {
-    "bool": I8, "i32": I32, "i64": I64, "f32": F32, "f64": F64,
-    "c64": L.LiteralStructType([F32, F32]), "c128": L.LiteralStructType([F64, F64]),
+    "bool": I8,
+    "i32": I32,
+    "i64": I64,
+    "f32": F32,
+    "f64": F64,
+    "c64": L.LiteralStructType([F32, F32]),
+    "c128": L.LiteralStructType([F64, F64]),
 }
 
 
@@ -47,7 +59,8 @@ def memory_type(dt: DType) -> L.Type:
 
 def element_bits(dt: DType) -> int:
     """Bits of the real component (what decides the vector length)."""
-    return {"bool": 8, "c64": 32, "c128": 64}.get(dt.name, dt.bits)
+    # c64 counts as 64: its transcendentals are evaluated in float64
+    return {"bool": 8, "c64": 64, "c128": 64}.get(dt.name, dt.bits)
 
 
 def is_vector(v) -> bool:
@@ -60,5 +73,18 @@ def lanes(v) -> int:
     return t.count if isinstance(t, L.VectorType) else 1
 
 
-__all__ = ["D", "F32", "F64", "I1", "I8", "I32", "I64", "PTR", "VOID", "element_bits", "memory_type",
-           "scalar_type", "value_type"]
+__all__ = [
+    "D",
+    "F32",
+    "F64",
+    "I1",
+    "I8",
+    "I32",
+    "I64",
+    "PTR",
+    "VOID",
+    "element_bits",
+    "memory_type",
+    "scalar_type",
+    "value_type",
+]

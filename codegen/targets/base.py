@@ -3,6 +3,7 @@
 A `Target` is plain data (frozen, hashable, part of cache keys); the llvmlite TargetMachine is
 built from it on demand and cached. Stage outputs are str/bytes.
 """
+
 from __future__ import annotations
 
 import functools
@@ -55,8 +56,14 @@ def init_llvm() -> None:
 def create_target_machine(target: Target) -> llvm.TargetMachine:
     init_llvm()
     t = llvm.Target.from_triple(target.triple)
-    return t.create_target_machine(cpu=target.cpu, features=target.features, opt=target.opt_level,
-                                   reloc="pic", codemodel="default", jit=False)
+    return t.create_target_machine(
+        cpu=target.cpu,
+        features=target.features,
+        opt=target.opt_level,
+        reloc="pic",
+        codemodel="default",
+        jit=False,
+    )
 
 
 def parse(llvm_ir: str) -> llvm.ModuleRef:
@@ -71,7 +78,7 @@ def optimize(mod: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     tm = create_target_machine(target)
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
-    pto = llvm.create_pipeline_tuning_options(speed_level=target.opt_level, size_level=0)
+    pto = llvm.create_pipeline_tuning_options(speed_level=target.opt_level)
     pto.loop_vectorization = target.opt_level >= 2
     pto.slp_vectorization = target.opt_level >= 2
     pto.loop_unrolling = target.opt_level >= 2

@@ -1,4 +1,5 @@
 """CPU targets: the host (triple, CPU name and features from LLVM) and named x86-64 levels."""
+
 from __future__ import annotations
 
 import ctypes.util

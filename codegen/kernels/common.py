@@ -1,0 +1,96 @@
+"""Shared pieces of kernel functions: the argument block layout and body emission.
+
+Every kernel is `void @k(ptr %args, i64 %begin, i64 %end)` and computes the flat range
+[begin, end) of its parallel iteration space, so the same function runs serially or on threads.
+`args` points to i64 slots: the operands' data pointers, then the dims of the iteration shape,
+then for each operand one stride (in elements) per iteration dim (0 on broadcast dims).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir as L
+
+from ir.dtypes import DType
+from ir.symbols import is_static
+
+from ..llvm.context import LowerCtx
+from ..llvm.loops import i64
+from ..llvm.lowering import lower_op
+from ..llvm.types import I64, PTR, VOID
+
+
+@dataclass(frozen=True)
+class OperandInfo:
+    """Static facts about one kernel operand: its dtype and which iteration dims it broadcasts on."""
+
+    dtype: DType
+    bcast: tuple[bool, ...]
+
+
+def broadcast_flags(op_shape: tuple, kernel_shape: tuple) -> tuple[bool, ...]:
+    """Per kernel dim: True where the operand (right-aligned, numpy rules) has stride 0."""
+    lead = len(kernel_shape) - len(op_shape)
+    out = []
+    for k, d in enumerate(kernel_shape):
+        if k < lead:
+            out.append(True)
+        else:
+            od = op_shape[k - lead]
+            out.append(is_static(od) and od == 1 and not (is_static(d) and d == 1))
+    return tuple(out)
+
+
+KERNEL_TYPE = L.FunctionType(VOID, [PTR, I64, I64])
+
+
+def new_kernel(module: L.Module, name: str) -> tuple[L.Function, L.IRBuilder]:
+    fn = L.Function(module, KERNEL_TYPE, name=name)
+    fn.linkage = "internal"
+    fn.args[0].add_attribute("noalias")
+    b = L.IRBuilder(fn.append_basic_block("entry"))
+    return fn, b
+
+
+class ArgBlock:
+    """Reads the argument block of a kernel; static dims and broadcast strides fold to constants."""
+
+    def __init__(self, b: L.IRBuilder, args, shape: tuple, infos: list[OperandInfo]):
+        self.b, self.args, self.shape, self.infos = b, args, shape, infos
+        n, r = len(infos), len(shape)
+        self.ptrs = [b.inttoptr(self._slot(i), PTR, name=f"p{i}") for i in range(n)]
+        self.dims = [i64(d) if is_static(d) else self._slot(n + k) for k, d in enumerate(shape)]
+        self.strides = [
+            [i64(0) if info.bcast[k] else self._slot(n + r + i * r + k) for k in range(r)]
+            for i, info in enumerate(infos)
+        ]
+
+    def _slot(self, i: int):
+        p = self.b.gep(self.args, [i64(i)], source_etype=I64)
+        return self.b.load(p, typ=I64)
+
+
+def arg_block_size(n_operands: int, rank: int) -> int:
+    return n_operands + rank + n_operands * rank
+
+
+def emit_body(ctx: LowerCtx, block, values: list) -> list:
+    """Lower the ops of a kernel body given its arguments' values; returns the yielded values."""
+    env = {id(a): v for a, v in zip(block.args, values, strict=False)}
+    for op in block.ops:
+        if op.name == "yield":
+            return [env[id(v)] for v in op.operands]
+        res = lower_op(ctx, op, [env[id(v)] for v in op.operands])
+        env[id(op.results[0])] = res
+    raise ValueError("kernel body does not end in yield")
+
+
+def max_element_bits(block, dtypes: list[DType]) -> int:
+    from ..llvm.types import element_bits
+
+    bits = [element_bits(d) for d in dtypes]
+    for op in block.ops:
+        bits += [element_bits(r.type.dtype) for r in op.results]
+        bits += [element_bits(v.type.dtype) for v in op.operands]
+    return max([b for b in bits if b > 8] or [32])

@@ -1,0 +1,141 @@
+"""kernel.elementwise -> one LLVM function over a strided iteration space.
+
+The flat range [begin, end) is walked row by row (a row is a run along the innermost dim): the
+outer index is decomposed once per row, then the row runs either vectorised (every operand has
+innermost stride 1, or 0 when it broadcasts statically) or scalar with arbitrary strides. The
+vector path finishes a row with one masked iteration instead of a scalar tail, so every element
+of a contiguous row takes the same (vector) code path whatever the thread split: threaded and
+serial results are bit-identical.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ..llvm.context import LowerCtx
+from ..llvm.loops import (
+    elem_ptr,
+    for_range,
+    i64,
+    lane_mask,
+    load_scalar,
+    load_vector,
+    splat_value,
+    store_scalar,
+    store_vector,
+)
+from ..llvm.types import I64
+from ..targets.base import Target
+from .common import ArgBlock, OperandInfo, emit_body, max_element_bits, new_kernel
+
+
+def emit_elementwise(
+    module: L.Module,
+    target: Target,
+    name: str,
+    shape: tuple,
+    block,
+    inputs: list[OperandInfo],
+    outputs: list[OperandInfo],
+    helpers: dict,
+) -> L.Function:
+    """Emit `void name(args, begin, end)` for a kernel.elementwise body `block`."""
+    shape = tuple(shape) or (1,)
+    if len(inputs[0].bcast if inputs else outputs[0].bcast) != len(shape):  # rank-0 kernels
+        inputs = [OperandInfo(i.dtype, (True,)) for i in inputs]
+        outputs = [OperandInfo(o.dtype, (False,)) for o in outputs]
+    fn, b = new_kernel(module, name)
+    args, begin, end = fn.args
+    infos = inputs + outputs
+    ab = ArgBlock(b, args, shape, infos)
+    vlen = target.vector_len(max_element_bits(block, [i.dtype for i in infos]))
+    sctx = LowerCtx(module, b, target, 1, helpers)
+    vctx = LowerCtx(module, b, target, vlen, helpers) if vlen > 1 and shape[-1] != 1 else None
+    r = len(shape)
+    last = ab.dims[-1]
+
+    contig = None
+    if vctx is not None:
+        contig = L.Constant(L.IntType(1), 1)
+        for i, info in enumerate(infos):
+            if not info.bcast[-1]:
+                contig = b.and_(contig, b.icmp_signed("==", ab.strides[i][-1], i64(1)))
+
+    # while (i < end): one row segment per iteration
+    pre = b.block
+    head = b.append_basic_block("row.head")
+    body_bb = b.append_basic_block("row.body")
+    done = b.append_basic_block("row.done")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64, name="i")
+    i.add_incoming(begin, pre)
+    b.cbranch(b.icmp_signed("<", i, end), body_bb, done)
+    b.position_at_end(body_bb)
+
+    j = b.srem(i, last) if r > 1 else i
+    rest = b.sdiv(i, last) if r > 1 else None
+    offs = [i64(0)] * len(infos)
+    for k in range(r - 2, -1, -1):
+        idx = b.srem(rest, ab.dims[k]) if k > 0 else rest
+        rest = b.sdiv(rest, ab.dims[k]) if k > 0 else None
+        offs = [b.add(o, b.mul(idx, ab.strides[n][k])) for n, o in enumerate(offs)]
+    offs = [b.add(o, b.mul(j, ab.strides[n][-1])) for n, o in enumerate(offs)]
+    run = b.sub(last, j)
+    left = b.sub(end, i)
+    run = b.select(b.icmp_signed("<", left, run), left, run)
+    bases = [elem_ptr(b, info.dtype, ab.ptrs[n], offs[n]) for n, info in enumerate(infos)]
+
+    def scalar_row():
+        with for_range(b, 0, run, name="k") as k:
+            vals = [
+                load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])))
+                for n, info in enumerate(inputs)
+            ]
+            res = emit_body(sctx, block, vals)
+            for m, info in enumerate(outputs):
+                n = len(inputs) + m
+                store_scalar(
+                    sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])), res[m]
+                )
+
+    if vctx is None:
+        scalar_row()
+    else:
+        with b.if_else(contig) as (then, otherwise):
+            with then:
+                _vector_row(vctx, block, inputs, outputs, bases, run)
+            with otherwise:
+                scalar_row()
+    i.add_incoming(b.add(i, run), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
+def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run) -> None:
+    b, n = ctx.builder, ctx.vlen
+    # broadcast operands: one scalar load per row, splatted
+    hoisted = {}
+    for idx, info in enumerate(inputs):
+        if info.bcast[-1]:
+            s = load_scalar(LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers), info.dtype, bases[idx])
+            hoisted[idx] = splat_value(ctx, s)
+    full = b.and_(run, i64(-n))
+
+    def one(k, mask):
+        vals = [
+            hoisted[idx]
+            if idx in hoisted
+            else load_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[idx], k), mask)
+            for idx, info in enumerate(inputs)
+        ]
+        res = emit_body(ctx, block, vals)
+        for m, info in enumerate(outputs):
+            store_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[len(inputs) + m], k), res[m], mask)
+
+    with for_range(b, 0, full, n, name="v") as k:
+        one(k, None)
+    with b.if_then(b.icmp_signed("<", full, run)):
+        one(full, lane_mask(ctx, b.sub(run, full)))

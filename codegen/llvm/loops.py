@@ -1,0 +1,166 @@
+"""Loop and memory helpers for kernel emission (numba cgutils-like), 64-bit index math."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from llvmlite import ir as L
+
+from ir.dtypes import DType
+
+from .cast import load_fixup, store_fixup
+from .context import LowerCtx
+from .types import I1, I32, I64, memory_type, scalar_type
+
+
+def i64(v: int) -> L.Constant:
+    return L.Constant(I64, v)
+
+
+@contextmanager
+def for_range(b: L.IRBuilder, start, stop, step=1, name: str = "i"):
+    """for (i = start; i < stop; i += step) { body }; yields i. The builder ends after the loop."""
+    start = i64(start) if isinstance(start, int) else start
+    stop = i64(stop) if isinstance(stop, int) else stop
+    step = i64(step) if isinstance(step, int) else step
+    pre = b.block
+    head = b.append_basic_block(f"{name}.head")
+    body = b.append_basic_block(f"{name}.body")
+    done = b.append_basic_block(f"{name}.done")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64, name=name)
+    i.add_incoming(start, pre)
+    b.cbranch(b.icmp_signed("<", i, stop), body, done)
+    b.position_at_end(body)
+    yield i
+    i.add_incoming(b.add(i, step), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+
+
+@contextmanager
+def if_then(b: L.IRBuilder, cond):
+    with b.if_then(cond):
+        yield
+
+
+def elem_ptr(b: L.IRBuilder, dt: DType, base, index):
+    return b.gep(base, [index], source_etype=memory_type(dt))
+
+
+def _align(dt: DType) -> int:
+    return {"bool": 1, "c64": 4, "c128": 8}.get(dt.name, dt.itemsize)
+
+
+def load_scalar(ctx: LowerCtx, dt: DType, ptr):
+    b = ctx.builder
+    if dt.is_complex:
+        t = scalar_type(dt)
+        re = b.load(ptr, typ=t, align=_align(dt))
+        im = b.load(b.gep(ptr, [L.Constant(I32, 1)], source_etype=t), typ=t, align=_align(dt))
+        return (re, im)
+    v = b.load(ptr, typ=memory_type(dt), align=_align(dt))
+    return load_fixup(ctx, v, dt)
+
+
+def store_scalar(ctx: LowerCtx, dt: DType, ptr, v) -> None:
+    b = ctx.builder
+    if dt.is_complex:
+        t = scalar_type(dt)
+        b.store(v[0], ptr, align=_align(dt))
+        b.store(v[1], b.gep(ptr, [L.Constant(I32, 1)], source_etype=t), align=_align(dt))
+        return
+    b.store(store_fixup(ctx, v, dt), ptr, align=_align(dt))
+
+
+def _mem_vec_type(dt: DType, n: int) -> L.VectorType:
+    t = scalar_type(dt) if dt.is_complex else memory_type(dt)
+    return L.VectorType(t, 2 * n if dt.is_complex else n)
+
+
+def _interleave_masks(n: int):
+    even = L.Constant(L.VectorType(I32, n), list(range(0, 2 * n, 2)))
+    odd = L.Constant(L.VectorType(I32, n), list(range(1, 2 * n, 2)))
+    inter = L.Constant(L.VectorType(I32, 2 * n), [k // 2 + (n if k % 2 else 0) for k in range(2 * n)])
+    return even, odd, inter
+
+
+def _widen_mask(b: L.IRBuilder, mask, n: int):
+    """Lane mask of n -> 2n for interleaved complex memory."""
+    idx = L.Constant(L.VectorType(I32, 2 * n), [k // 2 for k in range(2 * n)])
+    return b.shuffle_vector(mask, L.Constant(mask.type, L.Undefined), idx)
+
+
+def load_vector(ctx: LowerCtx, dt: DType, ptr, mask=None):
+    """Load ctx.vlen contiguous elements (masked lanes read as zero)."""
+    b, n = ctx.builder, ctx.vlen
+    vt = _mem_vec_type(dt, n)
+    if mask is None:
+        v = b.load(ptr, typ=vt, align=_align(dt))
+    else:
+        m = _widen_mask(b, mask, n) if dt.is_complex else mask
+        fn = ctx.function(f"llvm.masked.load.{_suffix(vt)}.p0", vt, [ptr.type, I32, m.type, vt])
+        v = b.call(fn, [ptr, L.Constant(I32, _align(dt)), m, L.Constant(vt, None)])
+    if dt.is_complex:
+        even, odd, _ = _interleave_masks(n)
+        return (b.shuffle_vector(v, v, even), b.shuffle_vector(v, v, odd))
+    return load_fixup(ctx, v, dt)
+
+
+def store_vector(ctx: LowerCtx, dt: DType, ptr, v, mask=None) -> None:
+    b, n = ctx.builder, ctx.vlen
+    if dt.is_complex:
+        _, _, inter = _interleave_masks(n)
+        v = b.shuffle_vector(v[0], v[1], inter)
+    else:
+        v = store_fixup(ctx, v, dt)
+    if mask is None:
+        b.store(v, ptr, align=_align(dt))
+        return
+    m = _widen_mask(b, mask, n) if dt.is_complex else mask
+    fn = ctx.function(
+        f"llvm.masked.store.{_suffix(v.type)}.p0", L.VoidType(), [v.type, ptr.type, I32, m.type]
+    )
+    b.call(fn, [v, ptr, L.Constant(I32, _align(dt)), m])
+
+
+def splat_value(ctx: LowerCtx, v):
+    if isinstance(v, tuple):
+        return tuple(ctx.splat(p) for p in v)
+    return ctx.splat(v)
+
+
+def lane_mask(ctx: LowerCtx, remaining):
+    """<vlen x i1>: lane k < remaining."""
+    b, n = ctx.builder, ctx.vlen
+    iota = L.Constant(L.VectorType(I64, n), list(range(n)))
+    return b.icmp_signed("<", iota, ctx.splat(remaining))
+
+
+def _suffix(t: L.Type) -> str:
+    e = t.element
+    es = f"i{e.width}" if isinstance(e, L.IntType) else {"float": "f32", "double": "f64"}[str(e)]
+    return f"v{t.count}{es}"
+
+
+__all__ = [
+    "I1",
+    "for_range",
+    "elem_ptr",
+    "load_scalar",
+    "store_scalar",
+    "load_vector",
+    "store_vector",
+    "lane_mask",
+    "splat_value",
+    "i64",
+]
+
+
+def alloca(b: L.IRBuilder, typ: L.Type, size=None, name: str = ""):
+    """A stack slot typed as an opaque `ptr` (llvmlite's alloca returns a typed pointer)."""
+    a = b.alloca(typ, size=size, name=name)
+    a.type = L.PointerType()
+    a.slot_type = typ
+    return a

@@ -1,0 +1,147 @@
+"""Threaded reductions with few outputs (e.g. a full sum): split the outermost reduced axis.
+
+When the outputs are fewer than the threads but the work is large, each of T = num_threads chunks
+of the outermost reduced axis is reduced into its own row of a (T, kept...) partials buffer (in
+parallel, by a wrapper that patches the argument block per chunk and calls the ordinary reduce
+kernel), then the partials are reduced over their first axis. For a fixed thread count the result
+is deterministic; float sums differ from the serial order only by reassociation.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ir.types import TensorType
+
+from .entry import Desc, EntryCtx
+from .kernels.common import KERNEL_TYPE, arg_block_size, new_kernel
+from .kernels.reduce import emit_reduce
+from .llvm.loops import alloca, for_range, i64
+from .llvm.types import I64, memory_type
+
+SPLIT_KINDS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "any": "any", "all": "all"}
+
+
+class _Dynamic:
+    """A dim the kernel must read at run time (each chunk has its own length)."""
+
+    def __repr__(self) -> str:
+        return "dynamic"
+
+
+def splittable(ectx: EntryCtx, kind: str, axes: tuple) -> bool:
+    return ectx.options.num_threads > 1 and kind in SPLIT_KINDS and bool(axes)
+
+
+def split_reduce(
+    ectx: EntryCtx,
+    shape,
+    axes,
+    kind,
+    dtype,
+    block,
+    ins,
+    in_infos,
+    out_info,
+    slots,
+    kept_dims,
+    out: Desc,
+    keepdims: bool,
+) -> None:
+    """Emit the chunked path; `slots` is the ordinary argument block (its output part is replaced)."""
+    from .graph_ops import identity_body, run_reduce
+
+    b = ectx.builder
+    r, a0 = len(shape), axes[0]
+    nt = ectx.options.num_threads
+    kept = [k for k in range(r) if k not in axes]
+    kshape = list(shape)
+    kshape[a0] = _Dynamic()
+    kern = emit_reduce(
+        ectx.module,
+        ectx.target,
+        ectx.kernel_name("redpart"),
+        tuple(kshape),
+        axes,
+        kind,
+        dtype,
+        block,
+        in_infos,
+        out_info,
+        ectx.helpers,
+    )
+    part_t = TensorType(dtype, (nt,) + tuple(shape[k] for k in kept))
+    part = ectx.alloc(part_t)
+    n_in = len(ins)
+    base = list(slots[:n_in]) + [part.data] + list(slots[n_in + 1 : n_in + 1 + r])
+    base += list(slots[n_in + 1 + r : n_in + 1 + r + n_in * r])
+    base += [i64(0) if k in axes else part.strides[1 + kept.index(k)] for k in range(r)]
+    n0 = slots[n_in + 1 + a0]
+    chunk = b.sdiv(b.add(n0, i64(nt - 1)), i64(nt))
+    kept_total = ectx.numel(kept_dims)
+    itemsizes = [memory_type(d.dtype).get_abi_size(_td(ectx)) for d in ins]
+    out_item = memory_type(dtype).get_abi_size(_td(ectx))
+    extra = [n0, chunk, kept_total, i64(out_item)] + [i64(s) for s in itemsizes]
+    wrapper = _wrapper(ectx, kern, n_in, r, a0)
+    ectx.call_kernel(wrapper, base + extra, i64(nt), 1)
+    kept_static = tuple(out.static_shape[k] for k in kept) if keepdims else tuple(out.static_shape)
+    view = Desc(
+        out.dtype,
+        out.data,
+        [out.shape[k] for k in kept] if keepdims else list(out.shape),
+        [out.strides[k] for k in kept] if keepdims else list(out.strides),
+        kept_static,
+    )
+    run_reduce(
+        ectx,
+        part_t.shape,
+        (0,),
+        SPLIT_KINDS[kind],
+        dtype,
+        False,
+        identity_body(dtype, dtype),
+        [part],
+        view,
+        allow_split=False,
+    )
+
+
+def _td(ectx: EntryCtx):
+    from .targets.base import create_target_machine
+
+    return create_target_machine(ectx.target).target_data
+
+
+def _wrapper(ectx: EntryCtx, kern: L.Function, n_in: int, r: int, a0: int) -> L.Function:
+    """`void w(args, tb, te)`: for each chunk t, copy the block, point the inputs and the output at
+    chunk t, set the a0 length, and run the reduce kernel over all kept outputs."""
+    fn, b = new_kernel(ectx.module, ectx.kernel_name("split"))
+    args, tb, te = fn.args
+    n = arg_block_size(n_in + 1, r)
+    local = alloca(b, I64, size=n)
+
+    def slot(i):
+        return b.load(b.gep(args, [i64(i)], source_etype=I64), typ=I64)
+
+    n0, chunk, kept_total, out_item = (slot(n + k) for k in range(4))
+    items = [slot(n + 4 + i) for i in range(n_in)]
+    with for_range(b, tb, te, name="t") as t:
+        for i in range(n):
+            b.store(slot(i), b.gep(local, [i64(i)], source_etype=I64))
+        lo = b.mul(t, chunk)
+        length = b.sub(n0, lo)
+        length = b.select(b.icmp_signed("<", chunk, length), chunk, length)
+        length = b.select(b.icmp_signed("<", length, i64(0)), i64(0), length)
+        for i in range(n_in):
+            stride = slot(n_in + 1 + r + i * r + a0)
+            off = b.mul(b.mul(lo, stride), items[i])
+            b.store(b.add(slot(i), off), b.gep(local, [i64(i)], source_etype=I64))
+        b.store(
+            b.add(slot(n_in), b.mul(b.mul(t, kept_total), out_item)),
+            b.gep(local, [i64(n_in)], source_etype=I64),
+        )
+        b.store(length, b.gep(local, [i64(n_in + 1 + a0)], source_etype=I64))
+        b.call(kern, [local, i64(0), kept_total])
+    b.ret_void()
+    assert kern.function_type == KERNEL_TYPE
+    return fn
