@@ -200,6 +200,12 @@ def emit_sym_expr(ectx: EntryCtx, expr) -> L.Value:
             raise ValueError(
                 f"size symbol {expr.name} is not a dim of any input of @{ectx.fn.name}"
             ) from None
+    if isinstance(expr, sp.floor):  # floor(n/d): numerator and denominator are integer expressions
+        num, den = sp.together(expr.args[0]).as_numer_denom()
+        n, d = emit_sym_expr(ectx, num), emit_sym_expr(ectx, den)
+        q = b.sdiv(n, d)
+        fix = b.and_(b.icmp_signed("!=", b.mul(q, d), n), b.icmp_signed("<", b.xor(n, d), i64(0)))
+        return b.sub(q, b.zext(fix, I64))
     args = [emit_sym_expr(ectx, a) for a in expr.args]
     if isinstance(expr, sp.Add):
         return _fold(b.add, args)
@@ -214,12 +220,6 @@ def emit_sym_expr(ectx: EntryCtx, expr) -> L.Value:
     if isinstance(expr, sp.Mod):
         r = b.srem(args[0], args[1])
         return b.select(b.icmp_signed("<", r, i64(0)), b.add(r, args[1]), r)
-    if isinstance(expr, sp.floor) and isinstance(expr.args[0], sp.Mul):
-        num, den = expr.args[0].as_numer_denom()
-        n, d = emit_sym_expr(ectx, num), emit_sym_expr(ectx, den)
-        q = b.sdiv(n, d)
-        fix = b.and_(b.icmp_signed("!=", b.mul(q, d), n), b.icmp_signed("<", b.xor(n, d), i64(0)))
-        return b.sub(q, b.zext(fix, I64))
     if type(expr).__name__ == "FloorDiv":
         q = b.sdiv(args[0], args[1])
         fix = b.and_(

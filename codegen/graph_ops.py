@@ -12,10 +12,11 @@ from llvmlite import ir as L
 
 from ir.core import Block, Operation
 from ir.dtypes import int64
+from ir.opdef import MissingRule
 from ir.symbols import is_static
 from ir.types import ScalarType, TensorType
 
-from .entry import Desc, EntryCtx, contiguous_strides, entry_rule
+from .entry import Desc, EntryCtx, contiguous_strides, emit_sym_expr, entry_rule
 from .kernels.common import OperandInfo, broadcast_flags
 from .kernels.elementwise import emit_elementwise
 from .kernels.reduce import emit_reduce
@@ -396,8 +397,20 @@ def _pad(ectx: EntryCtx, op, x, out):
 @entry_rule("full", "full_like")
 def _full(ectx: EntryCtx, op, *ins, out):
     (o,) = _outputs(ectx, op, out)
-    fill(ectx, o, op.attrs["value"])
+    value = op.attrs["value"]
+    if hasattr(value, "free_symbols"):  # a size expression, e.g. the count of a symbolic mean
+        _fill_size(ectx, o, value)
+    else:
+        fill(ectx, o, value)
     return [o]
+
+
+def _fill_size(ectx: EntryCtx, o: Desc, expr) -> None:
+    """Store the run-time value of a size expression into a 0-d tensor."""
+    if o.rank != 0:
+        raise MissingRule("llvm", f"full with the symbolic value {expr} and rank {o.rank} (only 0-d)")
+    ctx = LowerCtx(ectx.module, ectx.builder, ectx.target, 1, ectx.helpers)
+    store_scalar(ctx, o.dtype, o.data, convert(ctx, emit_sym_expr(ectx, expr), int64, o.dtype))
 
 
 @entry_rule("iota")

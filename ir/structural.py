@@ -6,7 +6,10 @@ in `yield` of the scalar results; results are tensors of `shape` with the yielde
 
 kernel.reduce(%in...) {shape, axes, kind, keepdims, dtype}: iterate `shape`, compute the region's
 yielded scalar per element and combine over `axes` with `kind` (sum, prod, max, min, any, all,
-argmax, argmin); the result has the reduced shape and `dtype`.
+argmax, argmin); the result has the reduced shape and `dtype`. The body of sum/prod yields the
+result dtype (cast in the body where numpy accumulates wider); the body of max/min/argmax/argmin/
+any/all yields the operand dtype (any/all test against zero themselves: a cast of complex to bool
+first would keep only the real part).
 """
 from __future__ import annotations
 

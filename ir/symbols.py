@@ -1,9 +1,11 @@
 """Size symbols. sympy is imported lazily so that `import ir` (and `import aot`) stays fast."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 
 @functools.cache
@@ -44,12 +46,44 @@ def dim_str(dim) -> str:
     return str(dim).replace(" ", "")
 
 
+class ShapeDecider(Protocol):
+    """Answers questions about symbolic sizes during tracing, recording a guard for each answer
+    (aot's ShapeEnv). Rules never branch on a symbolic size without asking it."""
+
+    def eq(self, a, b) -> bool: ...
+
+    def le(self, a, b) -> bool: ...
+
+    def specialize(self, dim) -> int: ...
+
+
+_decider: contextvars.ContextVar[ShapeDecider | None] = contextvars.ContextVar("aot_shape_decider", default=None)
+
+
+def current_decider() -> ShapeDecider | None:
+    return _decider.get()
+
+
+@contextlib.contextmanager
+def deciding(decider: ShapeDecider | None):
+    """Install `decider` for the rules evaluated inside the block."""
+    token = _decider.set(decider)
+    try:
+        yield decider
+    finally:
+        _decider.reset(token)
+
+
 def dims_equal(a, b) -> bool:
-    """Structural equality of two dims; never guesses about symbols."""
+    """a == b for dims. Without a decider, symbolic dims are equal only when structurally equal;
+    with one (while tracing), the decider answers from the size hints and records a guard."""
     a, b = norm_dim(a), norm_dim(b)
-    if isinstance(a, int) or isinstance(b, int):
+    if isinstance(a, int) and isinstance(b, int):
         return a == b
-    return a == b or sympy().expand(a - b) == 0
+    if not isinstance(a, int) and not isinstance(b, int) and (a == b or sympy().expand(a - b) == 0):
+        return True
+    d = _decider.get()
+    return d.eq(a, b) if d is not None else False
 
 
 @dataclass(frozen=True, slots=True)

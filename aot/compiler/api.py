@@ -135,10 +135,11 @@ class CompiledFunction:
         dynamic = self._dynamic_for_next()
         _compiling.depth = getattr(_compiling, "depth", 0) + 1
         try:
-            cap = capture(self._fn, args, kwargs, leaves, spec, module=self._module, dynamic=dynamic)
+            names = leaf_sources(self._fn, args, kwargs)
+            cap = capture(self._fn, args, kwargs, leaves, spec, module=self._module, dynamic=dynamic, names=names)
         finally:
             _compiling.depth -= 1
-        gset = build_guards(cap, leaves, names=leaf_sources(self._fn, args, kwargs))
+        gset = build_guards(cap, leaves, names=names)
         guards_log.info("guards for %s:\n  %s", getattr(self._fn, "__qualname__", self._fn),
                         "\n  ".join(gset.texts))
         example = [leaves[i] for i in cap.input_index] + [f() for f in cap.lifted]

@@ -8,7 +8,6 @@ Data-dependent control flow raises GraphBreak naming the user's source line.
 """
 from __future__ import annotations
 
-import itertools
 import linecache
 import os
 import sys
@@ -19,6 +18,7 @@ import numpy as np
 
 import ir
 from ir import dtypes as D
+from ir.symbols import deciding
 
 from .. import frontend
 from ..frontend.core import ops as core_ops
@@ -74,7 +74,14 @@ class TracedArray:
 
     @property
     def shape(self) -> tuple:
-        return self.meta.shape
+        dyn = self.tracer.dyn
+        return self.meta.shape if dyn is None else tuple(dyn.symint(d) for d in self.meta.shape)
+
+    def __aot_abstract__(self):
+        """What the front end sees: ir dtype and dims as ints/sympy expressions (aot.frontend)."""
+        from ..frontend import Abstract
+
+        return Abstract(self.meta.dtype, self.meta.shape)
 
     @property
     def ndim(self) -> int:
@@ -83,14 +90,15 @@ class TracedArray:
     @property
     def size(self):
         n = 1
-        for d in self.meta.shape:
-            n *= d
+        for d in self.shape:
+            n = n * d
         return n
 
     def __len__(self) -> int:
         if not self.meta.shape:
             raise TypeError("len() of unsized object")
-        return self.meta.shape[0]
+        d = self.meta.shape[0]
+        return d if isinstance(d, int) else self.tracer.dyn.specialize(d)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -195,13 +203,12 @@ TracedArray.__hash__ = object.__hash__
 class CaptureTracer:
     """The frontend Emitter that records core ops into an fx Graph."""
 
-    def __init__(self):
+    def __init__(self, dyn=None):
+        self.dyn = dyn  # DynamicShapes when some dims are symbolic, else None
         self.graph = Graph()
-        self.consts: dict[str, Any] = {}
         self.lifted: list = []  # arrays captured from closures/modules, fed by reference each call
         self._lifted_ids: dict[int, TracedArray] = {}
         self._lifted_nodes: list = []
-        self._counter = itertools.count()
 
     # Emitter protocol -----------------------------------------------------------------------
     def is_value(self, x) -> bool:
@@ -210,10 +217,15 @@ class CaptureTracer:
 
     def emit(self, op: str, operands: list, attrs: dict):
         vals = [self.as_value(v) for v in operands]
+        attrs = {k: self._attr_arg(v) for k, v in attrs.items()}
         types = [v.meta.ir_type for v in vals]
+        if self.dyn is not None:
+            types = [ir.TensorType(t.dtype, self.dyn.canonical(t.shape)) for t in types]
         result_types = ir.opdef.infer_result_types(op, types, dict(attrs))
+        if self.dyn is not None:
+            result_types = [ir.TensorType(t.dtype, self.dyn.canonical(t.shape)) for t in result_types]
         args = tuple(v.node for v in vals)
-        kwargs = {k: self._attr_arg(v) for k, v in attrs.items()}
+        kwargs = attrs
         node = self.graph.call_function(getattr(core_ops, op), args, kwargs)
         outs = [TracedArray(node, ValMeta(t.dtype, t.shape), self) for t in result_types]
         if len(outs) == 1:
@@ -230,10 +242,11 @@ class CaptureTracer:
         return TracedArray(n, meta, self)
 
     def _attr_arg(self, v):
-        if isinstance(v, np.ndarray):
-            name = f"_const{next(self._counter)}"
-            self.consts[name] = v
-            return v  # small constants stay literal; the GraphModule keeps them in its code
+        """Attributes are plain data: SymInts from user code become their sympy expressions."""
+        if isinstance(v, (tuple, list)):
+            return type(v)(self._attr_arg(x) for x in v)
+        if self.dyn is not None and hasattr(v, "node"):
+            return self.dyn.expr_of(v)
         return v
 
     def as_value(self, v) -> TracedArray:
@@ -274,17 +287,35 @@ class Capture:
     out_template: list
     leaf_kinds: list  # per leaf: "array" or ("const", value)
     dynamic_dims: dict  # leaf index -> set of symbolic dims
+    dyn: Any = None  # DynamicShapes (the ShapeEnv) when some dims are symbolic
 
 
-def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False) -> Capture:
+def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False, names=None) -> Capture:
+    """Trace `fn` on traced stand-ins for the array leaves of its arguments.
+
+    dynamic: False (all dims static), True (all dims symbolic) or a set of (leaf index, dim) pairs
+    to make symbolic (automatic dynamic after a guard failure). `names` are readable sources of
+    the leaves, used in guards."""
     from ..fx._pytree import tree_flatten, tree_unflatten
+    from .guards import leaf_sources
 
-    tracer = CaptureTracer()
+    names = names or leaf_sources(fn, args, kwargs)
+    dyn = None
+    if dynamic:
+        from .dynamic import DynamicShapes
+
+        dyn = DynamicShapes()
+    tracer = CaptureTracer(dyn)
     traced_leaves, input_index, kinds = [], [], []
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, np.ndarray):
-            meta = ValMeta(_dtype_of_input(leaf, i), tuple(int(d) for d in leaf.shape))
-            traced_leaves.append(tracer.placeholder(f"arg{i}", meta))
+            dtype = _dtype_of_input(leaf, i, names[i] if i < len(names) else f"#{i}")
+            if dyn is not None:
+                wanted = True if dynamic is True else {d for j, d in dynamic if j == i}
+                shape = dyn.input_dims(i, names[i], leaf.shape, wanted)
+            else:
+                shape = tuple(int(d) for d in leaf.shape)
+            traced_leaves.append(tracer.placeholder(f"arg{i}", ValMeta(dtype, shape)))
             input_index.append(i)
             kinds.append("array")
         else:
@@ -292,31 +323,43 @@ def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False) -> Ca
             kinds.append(("const", leaf))
     if module is not None:
         _lift_module_state(tracer, module)
-    # lifted placeholders must come after the argument placeholders: created lazily, then moved
     targs = tree_unflatten(traced_leaves, spec)
-    if kwargs:
-        targs, tkwargs = targs
-    else:
-        tkwargs = {}
-    result = fn(*targs, **tkwargs)
-    out_leaves, out_spec = tree_flatten(result)
+    targs, tkwargs = targs if kwargs else (targs, {})
+    with deciding(dyn):
+        result = fn(*targs, **tkwargs)
+        out_leaves, out_spec = tree_flatten(result)
+        graph_outs, template = _outputs(tracer, out_leaves, traced_leaves, input_index)
+    _order_placeholders(tracer)
+    if dyn is not None:  # after `s1 == s0` was guarded, inputs are typed with s0 alone
+        for node in tracer.graph.nodes:
+            if node.op == "placeholder":
+                m = node.meta["val"]
+                node.meta["val"] = ValMeta(m.dtype, dyn.canonical(m.shape))
+    tracer.graph.output(tuple(graph_outs))
+    gm = GraphModule({}, tracer.graph)
+    gm.meta["dynamic"] = dyn
+    return Capture(gm, input_index, tracer.lifted, out_spec, template, kinds,
+                   dyn.symbolic if dyn is not None else {}, dyn)
+
+
+def _outputs(tracer, out_leaves, traced_leaves, input_index):
     graph_outs, template = [], []
+    arg_nodes = _arg_nodes(traced_leaves)
     for leaf in out_leaves:
         if isinstance(leaf, TracedArray):
-            if leaf.node.op == "placeholder" and leaf.node in _arg_nodes(traced_leaves):
-                template.append(("input", input_index[_arg_nodes(traced_leaves).index(leaf.node)]))
+            if leaf.node.op == "placeholder" and leaf.node in arg_nodes:
+                template.append(("input", input_index[arg_nodes.index(leaf.node)]))
             else:
                 template.append(("graph", len(graph_outs)))
                 graph_outs.append(leaf.node)
         elif isinstance(leaf, np.ndarray):
             template.append(("graph", len(graph_outs)))
             graph_outs.append(tracer.lift(leaf).node)
+        elif tracer.dyn is not None and hasattr(leaf, "node"):  # a SymInt result: specialise it
+            template.append(("const", tracer.dyn.specialize(tracer.dyn.expr_of(leaf))))
         else:
             template.append(("const", leaf))
-    _order_placeholders(tracer)
-    tracer.graph.output(tuple(graph_outs))
-    gm = GraphModule(tracer.consts or {}, tracer.graph)
-    return Capture(gm, input_index, tracer.lifted, out_spec, template, kinds, {})
+    return graph_outs, template
 
 
 def _arg_nodes(traced_leaves) -> list:
@@ -360,8 +403,8 @@ def _attr_fetcher(module, dotted: str):
     return fetch
 
 
-def _dtype_of_input(arr: np.ndarray, i: int) -> ir.DType:
+def _dtype_of_input(arr: np.ndarray, i: int, name: str) -> ir.DType:
     try:
         return D.from_numpy(arr.dtype)
     except TypeError as e:
-        raise TypeError(f"argument leaf #{i}: {e}") from None
+        raise TypeError(f"argument {name}: {e}") from None

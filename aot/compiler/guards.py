@@ -99,13 +99,20 @@ def build_guards(cap, leaves: list, extra: list[str] | None = None, env: dict | 
             consts[f"CONST{i}"] = kind[1]
     texts += list(extra or [])
     namespace = {"ndarray": np.ndarray, "dtype": np.dtype, **consts, **(env or {})}
+    shape_texts = []
+    if getattr(cap, "dyn", None) is not None:  # symbolic dims: the ShapeEnv's guards, one compiled check
+        namespace["SHAPES"] = cap.dyn.guard_checker()
+        texts.append("SHAPES(" + ", ".join(f"L[{i}]" for i in cap.input_index) + ")")
+        shape_texts = cap.dyn.guard_texts()
     source = "def check(L):\n    try:\n        return (" + "\n            and ".join(texts) + ")\n" \
              "    except (IndexError, AttributeError, TypeError):\n        return False\n"
     exec(compile(source, "<aot guards>", "exec"), namespace)
-    readable = [_rename(t, names) for t in texts]
+    readable = [" and ".join(shape_texts) or "shape guards" if t.startswith("SHAPES(") else _rename(t, names)
+                for t in texts]
     singles = [(r, eval(compile(f"lambda L: {t}", "<aot guard>", "eval"), namespace))
                for r, t in zip(readable, texts)]
-    gs = GuardSet(readable, namespace["check"], source, static_dims)
+    shown = [r for r, t in zip(readable, texts) if not t.startswith("SHAPES(")] + shape_texts
+    gs = GuardSet(shown, namespace["check"], source, static_dims)
     gs._singles = singles
     gs.names = names
     return gs

@@ -14,6 +14,7 @@ import time
 import ir
 from ir.passes import run_pipeline
 from ir.printer import print_module
+from ir.symbols import deciding
 
 from ..logs import artifact_logger
 from .to_ir import graph_to_ir
@@ -40,9 +41,20 @@ def build_ir(gm) -> ir.Module:
     """Lower and optimise a captured graph; the returned module holds one function `main`."""
     if graph_log.isEnabledFor(logging.INFO):
         graph_log.info("captured graph:\n%s", gm.graph)
-    module = graph_to_ir(gm, "main")
-    run_pipeline(module, ",".join(PIPELINE))
+    with deciding(facts_of(gm)):
+        module = graph_to_ir(gm, "main")
+        run_pipeline(module, ",".join(PIPELINE))
     return module
+
+
+def facts_of(gm):
+    """What lowering may assume about symbolic sizes: the capture's guards (None when static)."""
+    dyn = gm.meta.get("dynamic") if hasattr(gm, "meta") else None
+    if dyn is None:
+        return None
+    from .dynamic import KnownFacts
+
+    return KnownFacts(dyn)
 
 
 def signature_of(func: ir.Func, name: str):
@@ -91,14 +103,16 @@ def compile_graph(gm, example_inputs, options: dict):
     t0 = time.perf_counter()
     module = build_ir(gm)
     func = module.funcs["main"]
-    fn = load_module(module, options)
+    if not func.result_types:  # every output is an input or a constant: no native code to run
+        return lambda *a: ()
+    fn = load_module(module, options, facts_of(gm))
     log.debug("llvm backend: compiled in %.1f ms", 1e3 * (time.perf_counter() - t0))
     if len(func.result_types) == 1:
         return lambda *a: (fn(*a),)
     return fn
 
 
-def load_module(module: ir.Module, options: dict):
+def load_module(module: ir.Module, options: dict, facts=None):
     """Native callable for `module`'s function `main`, through the in-process and disk caches."""
     from codegen import CodegenOptions, compile_object, lower_module
     from runtime import JitFunction, default_num_threads
@@ -120,7 +134,9 @@ def load_module(module: ir.Module, options: dict):
             if obj is None:
                 func.name = name
                 try:
-                    obj = compile_object(lower_module(module, target, cg), target)
+                    with deciding(facts):
+                        llmod = lower_module(module, target, cg)
+                    obj = compile_object(llmod, target)
                 finally:
                     func.name = "main"
                 if disk is not None:

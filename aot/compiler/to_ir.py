@@ -21,6 +21,11 @@ def _op_name(target) -> str | None:
 
 def graph_to_ir(gm, name: str = "main", module: ir.Module | None = None) -> ir.Module:
     m = module or ir.Module(name)
+    dyn = gm.meta.get("dynamic") if hasattr(gm, "meta") else None
+    if dyn is not None:  # declare the size symbols (ranges, hints) and the guards over them
+        for info in dyn.symbol_infos():
+            m.declare_symbol(info)
+        m.guards = [g.expr for g in dyn.env.guards if getattr(g.expr, "free_symbols", None)]
     nodes = list(gm.graph.nodes)
     ph = [n for n in nodes if n.op == "placeholder"]
     types = [n.meta["val"].ir_type for n in ph]

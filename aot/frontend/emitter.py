@@ -61,6 +61,9 @@ def abstract_of(value: Any) -> Abstract:
         return Abstract(t.dtype, tuple(t.shape))
     if isinstance(value, Abstract):
         return value
+    own = getattr(type(value), "__aot_abstract__", None)
+    if own is not None:  # tracer values whose user-visible .shape differs (SymInts)
+        return own(value)
     dt, shape = getattr(value, "dtype", None), getattr(value, "shape", None)
     if dt is None or shape is None:
         raise TypeError(f"expected an array-like value with .dtype and .shape, got {type(value).__name__}")

@@ -8,11 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from ir.symbols import current_decider, is_static
+
 from .emitter import Emitter, abstract_of
 from .numpy_shape import _bool_mask_error, expand_dims, flip, squeeze, take, transpose
 from .numpy_ufuncs import emit
 from .operands import FrontendError, UnsupportedError, to_value
-from .shapes import dims_equal, static_int
+from .shapes import dim_le, dims_equal, static_int
 
 
 # --- slices ---------------------------------------------------------------------------------------
@@ -28,6 +30,23 @@ def _positive(start: int, stop: int, step: int, n: int) -> tuple[tuple[int, int,
     return (first, first + (length - 1) * -step + 1, -step), True
 
 
+def _clamp_bound(i: Any, n: Any, default: Any) -> Any:
+    """Python's normalisation of one slice bound (step 1) on an axis of symbolic length n: each
+    comparison is a guarded decision, so the bound stays an expression in n."""
+    if i is None:
+        return default
+    i = operator.index(i)
+    if i < 0:
+        return n + i if dim_le(-i, n) else 0
+    return i if dim_le(i, n) else n
+
+
+def _symbolic_bounds(sl: slice, n: Any) -> tuple[Any, Any]:
+    a = _clamp_bound(sl.start, n, 0)
+    b = _clamp_bound(sl.stop, n, n)
+    return (a, b) if dim_le(a, b) else (a, a)
+
+
 def slice_dims(em: Emitter, x: Any, specs: list[slice]):
     """x[specs[0], specs[1], ...] for one Python slice per dim (steps of any sign)."""
     shape = abstract_of(x).shape
@@ -35,6 +54,10 @@ def slice_dims(em: Emitter, x: Any, specs: list[slice]):
     for axis, (sl, n) in enumerate(zip(specs, shape)):
         if sl == slice(None) or (sl.step in (None, 1) and sl.start in (None, 0) and sl.stop is None):
             starts.append(0), stops.append(n), steps.append(1)
+            continue
+        if not is_static(n) and sl.step in (None, 1) and current_decider() is not None:
+            a, b = _symbolic_bounds(sl, n)
+            starts.append(a), stops.append(b), steps.append(1)
             continue
         size = static_int(n, f"the length of sliced axis {axis}")
         (a, b, c), flipped = _positive(*sl.indices(size), size)

@@ -10,6 +10,7 @@ import numpy as np
 from ir import dtypes as irdt
 from ir.dtypes import DType
 from ir.structural import reduced_shape
+from ir.symbols import is_static, sympy
 
 from .emitter import Emitter, abstract_of
 from .numpy_ufuncs import apply_ufunc, emit
@@ -155,8 +156,18 @@ np_argmax = _arg_extremum("argmax")
 np_argmin = _arg_extremum("argmin")
 
 
-def _count(av, axes: tuple[int, ...]) -> int:
-    return static_int(prod(av.shape[i] for i in axes), "the element count of a mean/var")
+def _count(av, axes: tuple[int, ...]):
+    """Elements reduced over: an int, or a size expression when the axes are symbolic."""
+    return prod(av.shape[i] for i in axes)
+
+
+def _divisor(em: Emitter, like: Any, n: Any):
+    """n as numpy divides by it: a weak Python int, or, for a symbolic size, a 0-d array of `like`'s
+    dtype holding the size computed at run time (the same value numpy's weak int converts to)."""
+    if is_static(n):
+        return n
+    dt = abstract_of(like).dtype
+    return emit(em, "full", shape=(), value=n, dtype=dt if dt.is_inexact else irdt.float64)
 
 
 def np_mean(em: Emitter, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -175,7 +186,7 @@ def np_mean(em: Emitter, a: Any, axis: Any = None, dtype: Any = None, out: Any =
 def _divide_unsafe(em: Emitter, s: Any, n: int):
     """s / n cast back to s's dtype (numpy's true_divide(..., out=s, casting='unsafe'))."""
     dt = abstract_of(s).dtype
-    return cast(em, apply_ufunc(em, np.true_divide, s, n), dt)
+    return cast(em, apply_ufunc(em, np.true_divide, s, _divisor(em, s, n)), dt)
 
 
 def np_var(em: Emitter, a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
@@ -216,7 +227,8 @@ def _var(em: Emitter, fname: str, a, axis, dtype, out, ddof, keepdims, where, me
     else:
         sq = emit(em, "mul", d, d)
     ret = sum_in(em, sq, axes, _keepdims(keepdims), sum_dtype(abstract_of(sq).dtype, dtype))
-    return apply_ufunc(em, np.true_divide, ret, max(n - ddof, 0))
+    count = max(n - ddof, 0) if is_static(n) else sympy().Max(n - ddof, 0)
+    return apply_ufunc(em, np.true_divide, ret, _divisor(em, ret, count))
 
 
 def np_count_nonzero(em: Emitter, a: Any, axis: Any = None, *, keepdims: bool = False):

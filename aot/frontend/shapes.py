@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ir.symbols import dims_equal as _structurally_equal
-from ir.symbols import is_static, norm_dim, sympy
+from ir.symbols import current_decider, is_static, norm_dim, sympy
+from ir.symbols import dims_equal as _dims_equal
 
 Dim = Any  # int or sympy expression
 
@@ -29,8 +29,10 @@ def dims_equal(a: Dim, b: Dim) -> bool:
     a, b = norm_dim(a), norm_dim(b)
     if is_static(a) and is_static(b):
         return a == b
-    if _structurally_equal(a, b):
+    if _dims_equal(a, b):
         return True
+    if current_decider() is not None:
+        return False  # the decider answered (and guarded) inside _dims_equal
     raise _undecidable(f"whether {a} == {b}")
 
 
@@ -39,13 +41,33 @@ def dim_equals(a: Dim, value: int) -> bool:
     a = norm_dim(a)
     if is_static(a):
         return a == value
+    decider = current_decider()
+    if decider is not None:
+        return decider.eq(a, value)
     raise _undecidable(f"whether {a} == {value}")
+
+
+def dim_le(a: Dim, b: Dim) -> bool:
+    """a <= b, as a guarded decision."""
+    a, b = norm_dim(a), norm_dim(b)
+    if is_static(a) and is_static(b):
+        return a <= b
+    diff = norm_dim(sympy().simplify(b - a))
+    if is_static(diff):
+        return diff >= 0
+    decider = current_decider()
+    if decider is not None:
+        return decider.le(a, b)
+    raise _undecidable(f"whether {a} <= {b}")
 
 
 def static_int(d: Dim, what: str) -> int:
     """A dim that must be concrete here (a Python int), e.g. a length chosen by value."""
     d = norm_dim(d)
     if not is_static(d):
+        decider = current_decider()
+        if decider is not None:
+            return decider.specialize(d)  # guards d == its current value
         raise _undecidable(f"{what} (it is the symbolic size {d})")
     return d
 
@@ -64,9 +86,13 @@ def div_exact(total: Dim, part: Dim) -> Dim:
         if part == 0 or total % part:
             return None
         return total // part
-    q = norm_dim(sympy().cancel(total / part))
+    sp = sympy()
+    q = norm_dim(sp.cancel(total / part))
     if is_static(q) or q.is_integer:
         return q
+    decider = current_decider()
+    if decider is not None:  # guard on divisibility, then the quotient is exact
+        return norm_dim(sp.floor(total / part)) if decider.eq(sp.Mod(total, part), 0) else None
     raise _undecidable(f"whether {part} divides {total}")
 
 

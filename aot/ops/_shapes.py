@@ -10,7 +10,7 @@ import operator
 from typing import Any
 
 from ir.opdef import OpError
-from ir.symbols import is_static, norm_dim, sympy
+from ir.symbols import current_decider, is_static, norm_dim, sympy
 
 
 def smax(a: Any, b: Any):
@@ -41,6 +41,9 @@ def is_negative(op: str, d: Any) -> bool:
         return True
     if d.is_nonnegative:
         return False
+    decider = current_decider()  # while tracing: decided from the size hints, with a guard
+    if decider is not None:
+        return not decider.le(0, d)
     raise OpError(f"{op}: cannot decide the sign of index {d}; normalise it in the front end")
 
 

@@ -44,8 +44,12 @@ defop("constant", arity=0, dtype_rule=_constant_dtype, shape_rule=_constant_shap
 # --- full / full_like ------------------------------------------------------------------------------
 def _full_dtype(dtypes: list[DType], *, shape, value, dtype) -> DType:
     dtype = check_dtype_attr("full", dtype)
+    if hasattr(value, "free_symbols"):  # a size expression (e.g. a symbolic mean's count), known at run time
+        if dtype.is_bool:
+            raise OpError(f"full: a size value ({value}) cannot fill a bool tensor")
+        return dtype
     if not isinstance(value, _SCALARS):
-        raise OpError(f"full: value must be a scalar, got {value!r}")
+        raise OpError(f"full: value must be a scalar or a size expression, got {value!r}")
     _check_value("full", value, dtype)
     return dtype
 
