@@ -19,6 +19,7 @@ _LAZY = {
     "ExportedProgram": ("aot.export", "ExportedProgram"),
     "aot_compile": ("aot.export", "aot_compile"),
     "aot_load": ("aot.export", "aot_load"),
+    "make_fx": ("aot.fx.experimental.proxy_tensor", "make_fx"),
 }
 
 
