@@ -90,6 +90,7 @@ def _rebuild(cap, leaves: list) -> GraphModule:
     g.output(tree_unflatten(flat, cap.out_spec))
     gm = GraphModule(consts, g)
     gm.meta["shape_env"] = cap.dyn.env if cap.dyn is not None else None
+    gm.meta["dynamic"] = cap.dyn  # lets aot's lowering use the guards as facts
     return gm
 
 

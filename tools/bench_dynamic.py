@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Dynamic shapes: a stream of 50 lengths (1000..1049) through one compiled function, the guard
+check of a 3-input entry, and a warm call of a dynamic-shape entry vs a static one at N=1e6.
+Contestants for the stream: numba (compiles once), torch.compile (when installed).
+
+Run: .venv/bin/python tools/bench_dynamic.py
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import batched_time, fmt_time, median_time, optional  # noqa: E402
+
+torch = optional("torch")
+numba = optional("numba")
+
+
+def chain(x, y):
+    return np.sin(x) * np.exp(-y) + x * y / (1 + y * y)
+
+
+def stream(fn, wrap=lambda a: a):
+    rng = np.random.default_rng(0)
+    data = [(wrap(rng.random(n)), wrap(rng.random(n))) for n in range(1000, 1050)]
+    t0 = time.perf_counter()
+    for x, y in data:
+        fn(x, y)
+    return time.perf_counter() - t0
+
+
+def main():
+    import aot
+
+    print("## 50 calls, lengths 1000..1049 (total wall time, compiles included)")
+    f = aot.compile(chain, options={"disk_cache": False})
+    t = stream(f)
+    print(f"| aot (dynamic=None) | {fmt_time(t)} | {f.cache_info()['compiles']} compiles |")
+    if numba is not None:
+        @numba.njit
+        def nb(x, y):
+            return np.sin(x) * np.exp(-y) + x * y / (1 + y * y)
+        print(f"| numba njit | {fmt_time(stream(nb))} | 1 compile |")
+    if torch is not None:
+        tf = torch.compile(lambda x, y: torch.sin(x) * torch.exp(-y) + x * y / (1 + y * y))
+        print(f"| torch.compile | {fmt_time(stream(tf, torch.from_numpy))} | |")
+
+    print("\n## guard check of a 3-input dynamic entry (median per check)")
+    g = aot.compile(lambda a, b, c: a * b + c, dynamic=True)
+    a = np.ones(100)
+    g(a, a, a)
+    entry = g._entries[0]
+    leaves = [a, a, a]
+    print(f"| guards.check | {fmt_time(batched_time(lambda: entry.guards.check(leaves), inner=20000))} |")
+
+    print("\n## warm call at N=1e6: dynamic entry vs static entry (median)")
+    x, y = np.random.default_rng(1).random((2, 1_000_000))
+    static = aot.compile(chain, dynamic=False)
+    dyn = aot.compile(chain, dynamic=True)
+    ts, td = median_time(lambda: static(x, y)), median_time(lambda: dyn(x, y))
+    print(f"| static | {fmt_time(ts)} |\n| dynamic | {fmt_time(td)} |\n| dynamic/static | {td / ts:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
