@@ -92,8 +92,9 @@ class DynamicShapes:
         """check(*arrays) over the array inputs, True exactly when every shape guard holds."""
         return self.env.produce_guard_checker(self.placeholders, self.sources, ignore_static=True)
 
-    def guard_texts(self) -> list[str]:
-        return self.env.produce_guards(self.placeholders, self.sources, ignore_static=True)
+    def guard_texts(self, sources: list[str] | None = None) -> list[str]:
+        """Readable guards over the inputs' sources (or over the given source names)."""
+        return self.env.produce_guards(self.placeholders, sources or self.sources, ignore_static=True)
 
     def symbol_infos(self) -> list[SymbolInfo]:
         out = []

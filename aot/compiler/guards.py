@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import math
 import re
 
 import numpy as np
@@ -48,6 +49,7 @@ class GuardSet:
 
 
 def _rename(text: str, names: list[str] | None) -> str:
+    text = text.replace("DT_", "numpy.")
     if not names:
         return text
     return _LEAF.sub(lambda m: names[int(m.group(1))], text)
@@ -69,8 +71,10 @@ def _leaf_guards(i: int, leaf: Any, kind, dyn_dims: set[int]) -> tuple[list[str]
     """Guard expressions (Python source over L) for one leaf."""
     if kind == "array":
         dims = {d: int(n) for d, n in enumerate(leaf.shape) if d not in dyn_dims}
-        g = [f"isinstance(L[{i}], ndarray)", f"L[{i}].dtype == {_dtype_src(leaf.dtype)}",
-             f"L[{i}].ndim == {leaf.ndim}"]
+        g = [f"isinstance(L[{i}], ndarray)", f"L[{i}].dtype == {_dtype_src(leaf.dtype)}"]
+        if not dyn_dims:  # one tuple comparison checks the rank and every size
+            return g + [f"L[{i}].shape == {tuple(int(n) for n in leaf.shape)!r}"], dims
+        g.append(f"L[{i}].ndim == {leaf.ndim}")
         g += [f"L[{i}].shape[{d}] == {n}" for d, n in dims.items()]
         return g, dims
     value = kind[1]
@@ -80,8 +84,13 @@ def _leaf_guards(i: int, leaf: Any, kind, dyn_dims: set[int]) -> tuple[list[str]
     return [f"L[{i}] is CONST{i}"], {}
 
 
+_DTYPE_NAMES = {np.dtype(t).str: f"DT_{np.dtype(t).name}" for t in
+                (bool, np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128)}
+
+
 def _dtype_src(dt: np.dtype) -> str:
-    return f"dtype('{dt.str}')"
+    """A name bound to the dtype in the check's namespace (calling dtype() per check costs ~1 us)."""
+    return _DTYPE_NAMES.get(dt.str, f"dtype({dt.str!r})")
 
 
 def build_guards(cap, leaves: list, extra: list[str] | None = None, env: dict | None = None,
@@ -99,19 +108,21 @@ def build_guards(cap, leaves: list, extra: list[str] | None = None, env: dict | 
             consts[f"CONST{i}"] = kind[1]
     texts += list(extra or [])
     namespace = {"ndarray": np.ndarray, "dtype": np.dtype, **consts, **(env or {})}
+    namespace.update({name: np.dtype(code) for code, name in _DTYPE_NAMES.items()})
     shape_texts = []
-    if getattr(cap, "dyn", None) is not None:  # symbolic dims: the ShapeEnv's guards, one compiled check
-        namespace["SHAPES"] = cap.dyn.guard_checker()
-        texts.append("SHAPES(" + ", ".join(f"L[{i}]" for i in cap.input_index) + ")")
+    if getattr(cap, "dyn", None) is not None:  # symbolic dims: the ShapeEnv's guards, inlined
+        flat = [f"L[{i}]" for i in cap.input_index]
+        texts += [t.replace(".size()[", ".shape[") for t in cap.dyn.guard_texts(flat)]
         shape_texts = cap.dyn.guard_texts()
+        namespace["math"] = math
     source = "def check(L):\n    try:\n        return (" + "\n            and ".join(texts) + ")\n" \
              "    except (IndexError, AttributeError, TypeError):\n        return False\n"
     exec(compile(source, "<aot guards>", "exec"), namespace)
-    readable = [" and ".join(shape_texts) or "shape guards" if t.startswith("SHAPES(") else _rename(t, names)
-                for t in texts]
+    readable = [_rename(t, names) for t in texts]
     singles = [(r, eval(compile(f"lambda L: {t}", "<aot guard>", "eval"), namespace))
                for r, t in zip(readable, texts)]
-    shown = [r for r, t in zip(readable, texts) if not t.startswith("SHAPES(")] + shape_texts
+    n_shape = len(shape_texts)
+    shown = (readable[:-n_shape] if n_shape else readable) + shape_texts
     gs = GuardSet(shown, namespace["check"], source, static_dims)
     gs._singles = singles
     gs.names = names
