@@ -23,6 +23,18 @@ _LAZY = {
 }
 
 
+def _configure_logs() -> None:
+    import os
+
+    if os.environ.get("AOT_LOGS"):
+        from .logs import configure
+
+        configure()
+
+
+_configure_logs()
+
+
 def __getattr__(name: str):
     if name in _LAZY:
         mod, attr = _LAZY[name]

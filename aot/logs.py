@@ -9,6 +9,7 @@ import logging
 import os
 
 ARTIFACTS = ("graph", "ir", "llvm", "asm", "ptx", "guards", "recompiles", "fusion", "cache", "fft")
+# artifact loggers live under "aot." so that one handler on "aot" prints them all
 _handler: logging.Handler | None = None
 
 
@@ -24,8 +25,7 @@ def artifact_logger(name: str) -> logging.Logger:
     """The logger for one artifact, switched on when AOT_LOGS names it."""
     log = logging.getLogger(f"aot.{name}")
     if name in enabled_artifacts():
-        _ensure_handler()
-        log.setLevel(logging.INFO)
+        _enable(name)
     return log
 
 
@@ -37,7 +37,20 @@ def _ensure_handler() -> None:
     global _handler
     if _handler is None:
         _handler = logging.StreamHandler()
-        _handler.setFormatter(logging.Formatter("[aot.%(name)s] %(message)s"))
+        _handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
         root = logging.getLogger("aot")
         root.addHandler(_handler)
         root.propagate = False
+
+
+def configure(spec: str | None = None) -> set[str]:
+    """Switch on every artifact that AOT_LOGS (or `spec`) names; called once by `import aot`."""
+    names = enabled_artifacts(spec)
+    for name in names:
+        _enable(name)
+    return names
+
+
+def _enable(name: str) -> None:
+    _ensure_handler()
+    logging.getLogger(f"aot.{name}").setLevel(logging.INFO)
