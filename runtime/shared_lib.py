@@ -1,0 +1,269 @@
+"""Shared libraries with the standalone C ABI: write, link with the system C compiler, load with cffi.
+
+`write_library` takes the object code of the graph entry (codegen) and a `LibrarySpec`, writes
+NAME.h and the wrapper source, and (for the host) links NAME.so with `cc`: position independent,
+only the ABI symbols exported (version script), `--as-needed` so that the NEEDED entries are the
+system libraries actually used (libc, libm/libmvec, libpthread). For a foreign target it leaves
+NAME.o, NAME_abi.c and NAME.h for the user's cross toolchain.
+
+`load_library(path)` opens NAME.so through cffi and returns a `SharedLibrary`, a callable taking
+numpy arrays that builds DLTensor descriptors, asks the library for the output shapes, allocates
+outputs and calls it; a non-zero status raises with the library's own message.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import cffi
+import numpy as np
+
+from .abi import (
+    ABI_VERSION,
+    DTYPES,
+    STATUS,
+    STATUS_CODE,
+    LibrarySpec,
+    check_c_name,
+    header_text,
+    parse_signature,
+)
+from .abi_wrapper import wrapper_source
+
+log = logging.getLogger(__name__)
+
+ALLOWED_NEEDED = ("libc.so", "libm.so", "libmvec.so", "libpthread.so", "ld-linux")
+
+
+class LinkError(RuntimeError):
+    """The system C compiler failed to build the library."""
+
+
+class LibraryError(RuntimeError):
+    """A library call returned a non-zero status (the message is the library's)."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class LibraryFiles:
+    header: Path
+    library: Path | None  # NAME.so (host targets)
+    object: Path | None  # NAME.o (foreign targets: link it yourself, with wrapper)
+    wrapper: Path | None  # NAME_abi.c (foreign targets)
+
+
+def find_cc() -> str:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        raise LinkError("no C compiler found (looked for $CC, cc, gcc, clang); one is needed to link a .so")
+    return cc
+
+
+def write_library(
+    spec: LibrarySpec, obj: bytes, out_dir: Path, *, link: bool = True, version: str = ""
+) -> LibraryFiles:
+    """Write NAME.h and, with `link`, NAME.so (atomically; the object code and the wrapper source
+    stay in a temporary directory). Without `link` (a foreign target), write NAME.o and
+    NAME_abi.c next to NAME.h for the target's toolchain."""
+    check_c_name(spec.name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n = spec.name
+    header = out_dir / f"{n}.h"
+    header.write_text(header_text(spec, version))
+    if not link:
+        wrapper, objpath = out_dir / f"{n}_abi.c", out_dir / f"{n}.o"
+        wrapper.write_text(wrapper_source(spec))
+        objpath.write_bytes(obj)
+        return LibraryFiles(header, None, objpath, wrapper)
+    lib = out_dir / f"{n}.so"
+    with tempfile.TemporaryDirectory(prefix="aot-link-") as tmp:
+        wrapper, objpath = Path(tmp) / f"{n}_abi.c", Path(tmp) / f"{n}.o"
+        wrapper.write_text(wrapper_source(spec))
+        objpath.write_bytes(obj)
+        _link(spec, header, wrapper, objpath, lib, Path(tmp))
+    return LibraryFiles(header, lib, None, None)
+
+
+def _link(spec: LibrarySpec, header: Path, wrapper: Path, obj: Path, lib: Path, tmp: Path) -> None:
+    cc = find_cc()
+    script = tmp / "exports.map"
+    script.write_text(
+        "{\n  global:\n" + "".join(f"    {s};\n" for s in spec.exported_symbols()) + "  local: *;\n};\n"
+    )
+    tmp_lib = lib.with_name(f".{lib.name}.{os.getpid()}.tmp")
+    cmd = [
+        cc, "-std=c11", "-O1", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Werror=implicit",
+        "-iquote", str(header.parent), str(wrapper), str(obj), "-o", str(tmp_lib),
+        f"-Wl,--version-script={script}", "-Wl,--as-needed", "-Wl,-z,defs", "-Wl,-z,now", "-lm", "-lpthread",
+    ]  # fmt: skip
+    log.debug("linking %s: %s", lib.name, " ".join(cmd))
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if r.returncode != 0:
+        tmp_lib.unlink(missing_ok=True)
+        errors = "\n".join(r.stderr.strip().splitlines()[:40])
+        raise LinkError(
+            f"{cc} failed to link {lib.name} (exit {r.returncode}):\n{errors}\ncommand: {' '.join(cmd)}"
+        )
+    os.replace(tmp_lib, lib)
+
+
+# --- loading ------------------------------------------------------------------------------------
+_CDEF = """
+typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct {
+  void *data; DLDevice device; int32_t ndim; DLDataType dtype;
+  int64_t *shape; int64_t *strides; uint64_t byte_offset;
+} DLTensor;
+"""
+_FUNCS = """
+int {n}(const DLTensor *inputs, int32_t n_inputs, DLTensor *outputs, int32_t n_outputs);
+int {n}_output_shapes(const DLTensor *inputs, int32_t n_inputs, int64_t *shapes_out);
+const char *{n}_signature(void);
+const char *{n}_last_error(void);
+int32_t {n}_abi_version(void);
+const char *{n}_target(void);
+"""
+_ffi_lock = threading.Lock()
+
+
+def library_name(path: str | os.PathLike) -> str:
+    """NAME of NAME.so (also accepts libNAME.so when the file holds no NAME symbols)."""
+    stem = Path(path).name.split(".so")[0]
+    return stem
+
+
+class SharedLibrary:
+    """A loaded aot library: call it with numpy arrays (one per input, in signature order)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path).resolve()
+        if not self.path.is_file():
+            raise FileNotFoundError(f"aot_load: no such library: {path}")
+        name = library_name(self.path)
+        self.ffi = cffi.FFI()
+        self.ffi.cdef(_CDEF)
+        try:
+            self.lib = self.ffi.dlopen(str(self.path))
+        except OSError as e:
+            raise OSError(f"aot_load: cannot load {self.path}: {e}") from None
+        self.name = self._find_name(name)
+        self.ffi.cdef(_FUNCS.format(n=self.name))
+        self._fn = getattr(self.lib, self.name)
+        self._shapes = getattr(self.lib, f"{self.name}_output_shapes")
+        self._error = getattr(self.lib, f"{self.name}_last_error")
+        self.abi_version = int(getattr(self.lib, f"{self.name}_abi_version")())
+        if self.abi_version != ABI_VERSION:
+            raise OSError(
+                f"aot_load: {self.path.name} has ABI version {self.abi_version}; this aot reads "
+                f"version {ABI_VERSION} (rebuild the library)"
+            )
+        self.signature = self.ffi.string(getattr(self.lib, f"{self.name}_signature")()).decode()
+        self.target = self.ffi.string(getattr(self.lib, f"{self.name}_target")()).decode()
+        ins, outs = parse_signature(self.signature)
+        self.in_dtypes = [np.dtype(d) for d, _ in ins]
+        self.in_ranks = [len(s) for _, s in ins]
+        self.out_dtypes = [np.dtype(d) for d, _ in outs]
+        self.out_ranks = [len(s) for _, s in outs]
+        self._codes = [DTYPES[d.name][1:] for d in self.in_dtypes + self.out_dtypes]
+
+    def _find_name(self, stem: str) -> str:
+        """NAME from the file name (NAME.so, or libNAME.so as a linker would want it)."""
+        for cand in (stem, stem[3:] if stem.startswith("lib") else None):
+            if not cand:
+                continue
+            probe = cffi.FFI()
+            probe.cdef(f"int32_t {cand}_abi_version(void);")
+            try:
+                getattr(probe.dlopen(str(self.path)), f"{cand}_abi_version")
+                return cand
+            except (AttributeError, OSError):
+                continue
+        raise OSError(
+            f"aot_load: {self.path.name} does not export {stem}_abi_version: not an aot library, "
+            "or renamed (the file must be named NAME.so after its function NAME)"
+        )
+
+    def __repr__(self) -> str:
+        return f"<aot library {self.name}{self.signature} at {self.path}>"
+
+    def output_shapes(self, *arrays) -> list[tuple]:
+        desc, _keep = self._describe(arrays, self.in_dtypes, 0)
+        n = sum(self.out_ranks)
+        buf = self.ffi.new("int64_t[]", max(1, n))
+        self._check(self._shapes(desc, len(arrays), buf))
+        out, pos = [], 0
+        for r in self.out_ranks:
+            out.append(tuple(int(buf[pos + k]) for k in range(r)))
+            pos += r
+        return out
+
+    def __call__(self, *arrays):
+        arrays = tuple(self._as_array(a, i) for i, a in enumerate(arrays))
+        shapes = self.output_shapes(*arrays)
+        outs = [np.empty(s, d) for s, d in zip(shapes, self.out_dtypes, strict=True)]
+        ins, _keep_in = self._describe(arrays, self.in_dtypes, 0)
+        od, _keep_out = self._describe(outs, self.out_dtypes, len(arrays))
+        self._check(self._fn(ins, len(arrays), od, len(outs)))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _as_array(self, a, i: int) -> np.ndarray:
+        if not isinstance(a, np.ndarray):
+            if i < len(self.in_dtypes):
+                a = np.asarray(a, dtype=self.in_dtypes[i])
+            else:
+                a = np.asarray(a)
+        return a
+
+    def _describe(self, arrays, dtypes, first: int):
+        """DLTensor array for numpy arrays; keeps the cffi buffers alive with the result."""
+        ffi = self.ffi
+        desc = ffi.new("DLTensor[]", max(1, len(arrays)))
+        keep = []
+        for k, a in enumerate(arrays):
+            a = np.asarray(a)
+            if a.itemsize and any(s % a.itemsize for s in a.strides):
+                a = np.ascontiguousarray(a)  # strides must be whole elements in DLPack
+            t = desc[k]
+            t.data = ffi.cast("void *", a.__array_interface__["data"][0])
+            t.device.device_type, t.device.device_id = 1, 0
+            t.ndim = a.ndim
+            entry = DTYPES.get(a.dtype.name)
+            t.dtype.code, t.dtype.bits = (entry[1], entry[2]) if entry else (255, a.itemsize * 8)
+            t.dtype.lanes = 1
+            shape = ffi.new("int64_t[]", list(a.shape) or [0])
+            strides = ffi.new("int64_t[]", [s // a.itemsize if a.itemsize else 0 for s in a.strides] or [0])
+            t.shape, t.strides, t.byte_offset = shape, strides, 0
+            keep += [a, shape, strides]
+        return desc, keep
+
+    def _check(self, rc: int) -> None:
+        if rc == 0:
+            return
+        msg = self.ffi.string(self._error()).decode(errors="replace") or STATUS.get(rc, ("", "error"))[1]
+        if rc == STATUS_CODE["INVALID_ARGUMENT"]:
+            raise TypeError(msg) if ("dtype" in msg or "input(s)" in msg) else ValueError(msg)
+        if rc == STATUS_CODE["SHAPE_MISMATCH"]:
+            raise ValueError(msg)
+        raise LibraryError(rc, msg)
+
+
+def load_library(path: str | os.PathLike) -> SharedLibrary:
+    return SharedLibrary(path)
+
+
+def needed_libraries(path: str | os.PathLike) -> list[str]:
+    """The DT_NEEDED entries of an ELF shared library (read from its dynamic section)."""
+    from .elf import read_needed
+
+    return read_needed(Path(path))
