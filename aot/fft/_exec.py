@@ -1,0 +1,274 @@
+"""Running complex transforms along one axis of numpy arrays on the generated kernels.
+
+The batch dimensions (all but the transform axis) are merged where both arrays allow; the
+largest becomes the kernel's `howmany` (its groups of VLEN run across SIMD lanes), the others
+are looped here. Big batches are split over a thread pool, and the passes of one long transform
+are shared by the threads (cffi releases the GIL during kernel calls).
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from codegen.fft import FLAG_FORWARD, FLAG_LANES
+
+from ._native import ffi, kernels
+from ._plans import BluesteinPlan, DirectPlan, PlanCache
+
+PLANS = PlanCache()
+_PARALLEL_MIN_WORK = 1 << 16  # complex elements; below this one thread is faster
+_THREADED_MIN_N = 1 << 16  # single transforms from this length share their passes among threads
+_LANES_MAX_N = 32  # rows up to this length run across lanes even when they are not neighbours
+_LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers would leave the caches)
+_SCRATCH_KEEP_BYTES = 64 << 20
+_local = threading.local()
+
+
+def _precision(cdtype: np.dtype) -> str:
+    return "f32" if cdtype == np.complex64 else "f64"
+
+
+_threads: int | None = None
+
+
+def num_threads() -> int:
+    """AOT_NUM_THREADS (read once), else the usable cores; `set_num_threads` overrides it."""
+    global _threads
+    if _threads is None:
+        from runtime import default_num_threads
+
+        _threads = default_num_threads()
+    return _threads
+
+
+def set_num_threads(n: int) -> None:
+    global _threads
+    if int(n) < 1:
+        raise ValueError(f"set_num_threads: expected a positive thread count, got {n!r}")
+    _threads = int(n)
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    import os
+
+    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="aot-fft")
+
+
+def _scratch(nvalues: int, k) -> object:
+    """A per-thread work buffer (pointer), grown on demand and kept: no page faults per call."""
+    bufs = getattr(_local, "bufs", None)
+    if bufs is None:
+        bufs = _local.bufs = {}
+    entry = bufs.get(k.precision)
+    if entry is None or entry[0].size < nvalues:
+        buf = np.empty(max(nvalues, 1 << 15), k.real_dtype)
+        entry = (buf, ffi.cast(k.cptr, buf.ctypes.data))
+        if buf.nbytes <= _SCRATCH_KEEP_BYTES:
+            bufs[k.precision] = entry
+        else:  # too big to keep per thread; the caller holds the pointer only during its call
+            _local.big = entry
+    return entry[1]
+
+
+def _ptr(a: np.ndarray, k):
+    """The data pointer of `a` for the kernel (from_buffer is the fast way, contiguous only)."""
+    if a.flags.c_contiguous:
+        return ffi.from_buffer(k.carray, a)
+    return ffi.cast(k.cptr, a.ctypes.data)
+
+
+def get_plan(n: int, cdtype: np.dtype):
+    return PLANS.get(n, cdtype, run_direct)
+
+
+def _batch_dims(shape, axis, sstr, dstr):
+    """(count, src stride, dst stride) of the batch dims, adjacent ones merged where possible."""
+    merged: list[list[int]] = []
+    for d in range(len(shape)):
+        if d == axis or shape[d] == 1:
+            continue
+        cnt, s, o = shape[d], sstr[d], dstr[d]
+        if merged and merged[-1][1] == cnt * s and merged[-1][2] == cnt * o:
+            merged[-1] = [merged[-1][0] * cnt, s, o]
+        else:
+            merged.append([cnt, s, o])
+    return merged
+
+
+def _elem_strides(a: np.ndarray) -> tuple | None:
+    size = a.itemsize
+    if any(s % size for s in a.strides):
+        return None
+    return tuple(s // size for s in a.strides)
+
+
+def _flags(forward: bool, n: int, idist: int, howmany: int, vlen: int) -> tuple[int, int]:
+    """Kernel flags and scratch size: lanes for neighbouring transforms (idist == 1), for lengths
+    the wide in-transform layout cannot cover (n % VLEN), and for short transforms."""
+    lanes = howmany >= vlen and n <= _LANES_LIMIT_N and (idist == 1 or n % vlen != 0 or n <= _LANES_MAX_N)
+    flags = (FLAG_FORWARD if forward else 0) | (FLAG_LANES if lanes else 0)
+    return flags, 4 * n * (vlen if lanes else 1)
+
+
+def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool, scale: float,
+               axis: int = -1) -> None:
+    """dst = scale * DFT(src) along `axis` (same shapes, both plan.cdtype; src may be dst)."""
+    axis %= src.ndim
+    k = kernels(_precision(plan.cdtype))
+    n = plan.n
+    if axis == src.ndim - 1 and src.flags.c_contiguous and dst.flags.c_contiguous and src.size < _PARALLEL_MIN_WORK:
+        howmany = src.size // n  # fast path: rows of a C-contiguous array, one call
+        hdr, tw = plan.pointers(k)
+        flags, size = _flags(forward, n, n, howmany, k.vlen)
+        k.c2c(hdr, tw, ffi.from_buffer(k.carray, src), ffi.from_buffer(k.carray, dst), howmany, 1, n, 1, n,
+              flags, scale, _scratch(size, k))
+        return
+    sstr, dstr = _elem_strides(src), _elem_strides(dst)
+    if sstr is None:
+        src = src.copy()
+        sstr = _elem_strides(src)
+    dims = _batch_dims(src.shape, axis, sstr, dstr)
+    if dims:
+        main = max(range(len(dims)), key=lambda i: (dims[i][0], i))
+        howmany, idist, odist = dims.pop(main)
+    else:
+        howmany, idist, odist = 1, 0, 0
+    sp, dp = _ptr(src, k), _ptr(dst, k)
+    hdr, tw = plan.pointers(k)
+    if (not dims and howmany == 1 and n >= _THREADED_MIN_N and num_threads() > 1 and sstr[axis] == 1
+            and dstr[axis] == 1 and (len(plan.factors) >= 2 or not np.shares_memory(src, dst))):
+        # in place is fine with two passes or more: the first reads src before the last writes dst
+        _threaded_single(plan, k, sp, dp, forward, scale)
+        if scale != 1.0:
+            dst *= scale
+        return
+    if not dims and n * howmany < _PARALLEL_MIN_WORK:  # the common small case: one call
+        flags, size = _flags(forward, n, idist, howmany, k.vlen)
+        k.c2c(hdr, tw, sp, dp, howmany, sstr[axis], idist, dstr[axis], odist, flags, scale, _scratch(size, k))
+        return
+    tasks = []
+    for idx in itertools.product(*(range(c) for c, _, _ in dims)):
+        so = sum(i * s for i, (_, s, _) in zip(idx, dims))
+        do = sum(i * o for i, (_, _, o) in zip(idx, dims))
+        tasks.append((so, do))
+    work = n * howmany * len(tasks)
+    threads = num_threads() if work >= _PARALLEL_MIN_WORK else 1
+    chunks = _split(howmany, k.vlen, max(1, threads // len(tasks)) if threads > 1 else 1)
+    calls = [(so + b0 * idist, do + b0 * odist, cnt) for so, do in tasks for b0, cnt in chunks]
+
+    def call(c):
+        so, do, cnt = c
+        flags, size = _flags(forward, n, idist, cnt, k.vlen)
+        k.c2c(hdr, tw, sp + 2 * so, dp + 2 * do, cnt, sstr[axis], idist, dstr[axis], odist, flags, scale,
+              _scratch(size, k))
+
+    if threads > 1 and len(calls) > 1:
+        groups = [calls[t::threads] for t in range(min(threads, len(calls)))]
+        list(_pool().map(lambda group: [call(c) for c in group], groups))
+    else:
+        for c in calls:
+            call(c)
+
+
+def _ranges(total: int, parts: int, align: int) -> list[tuple[int, int]]:
+    """[lo, hi) pieces of range(total), boundaries multiples of align."""
+    step = -(-total // parts)
+    step = -(-step // align) * align
+    return [(lo, min(lo + step, total)) for lo in range(0, total, step)]
+
+
+def _threaded_single(plan: DirectPlan, k, sp, dp, forward: bool, scale: float) -> None:
+    """One long transform, each pass shared by the threads (over k, or over i when l1 == 1);
+    the pool's map is the barrier between passes. The last pass writes dp."""
+    n, vl, threads = plan.n, k.vlen, num_threads()
+    buf = _scratch(4 * n, k)
+    bufs = (buf, buf + 2 * n)
+    hdr, tw = plan.pointers(k)
+    flags = FLAG_FORWARD if forward else 0
+    rows = plan.header[2:].reshape(-1, 5)
+    cur = sp
+    for f, (_, l1, ido, _, _) in enumerate(rows.tolist()):
+        out = dp if f == len(rows) - 1 else bufs[f % 2]
+        if l1 > 1:
+            parts = _ranges(l1, threads, vl if ido == 1 else 1)
+        else:
+            parts = _ranges(ido, threads, vl if ido % vl == 0 else 1)
+        run = functools.partial(_run_pass, k.pass_range, hdr, tw, f, cur, out, flags)
+        list(_pool().map(run, parts))
+        cur = out
+
+
+def _run_pass(fn, hdr, tw, f, src, dst, flags, part) -> None:
+    fn(hdr, tw, f, src, dst, part[0], part[1], flags)
+
+
+def _split(howmany: int, vlen: int, parts: int) -> list[tuple[int, int]]:
+    """[(first, count)] covering howmany in `parts` pieces whose sizes are multiples of vlen."""
+    if parts <= 1 or howmany < 2 * vlen:
+        return [(0, howmany)]
+    step = -(-howmany // parts)
+    step = -(-step // vlen) * vlen
+    return [(b, min(step, howmany - b)) for b in range(0, howmany, step)]
+
+
+def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward: bool, scale: float,
+                  axis: int) -> None:
+    x = np.moveaxis(src, axis, -1)
+    n, n2 = plan.n, plan.n2
+    work = np.zeros(x.shape[:-1] + (n2,), plan.cdtype)
+    if forward:
+        np.multiply(x, plan.chirp_conj, out=work[..., :n])
+    else:  # backward = conj(forward(conj(x)))
+        np.multiply(np.conj(x), plan.chirp_conj, out=work[..., :n])
+    run_direct(plan.inner, work, work, True, 1.0)
+    work *= plan.kernel_f
+    run_direct(plan.inner, work, work, False, 1.0)
+    res = work[..., :n]
+    res *= plan.chirp_conj
+    if not forward:
+        np.conjugate(res, out=res)
+    if scale != 1.0:
+        res *= scale
+    np.copyto(np.moveaxis(dst, axis, -1), res)
+
+
+_C2C_PRECISION = {np.dtype(np.complex64): "f32", np.dtype(np.complex128): "f64"}
+
+
+def fast_last_axis(a: np.ndarray, forward: bool) -> np.ndarray | None:
+    """The common call in few steps: contiguous complex rows, last axis, default norm, one
+    thread; None when it does not apply (the caller takes the general path)."""
+    prec = _C2C_PRECISION.get(a.dtype)
+    if prec is None or not a.ndim or not a.flags.c_contiguous or a.size >= _PARALLEL_MIN_WORK:
+        return None
+    n = a.shape[-1]
+    if n == 0 or a.size == 0:
+        return None
+    plan = PLANS.get(n, a.dtype, run_direct)
+    if plan.kind != "direct":
+        return None
+    k = kernels(prec)
+    out = np.empty(a.shape, a.dtype)
+    howmany = a.size // n
+    flags, size = _flags(forward, n, n, howmany, k.vlen)
+    hdr, tw = plan.pointers(k)
+    k.c2c(hdr, tw, ffi.from_buffer(k.carray, a), ffi.from_buffer(k.carray, out), howmany, 1, n, 1, n, flags,
+          1.0 if forward else 1.0 / n, _scratch(size, k))
+    return out
+
+
+def c2c(src: np.ndarray, dst: np.ndarray, axis: int, forward: bool, scale: float) -> None:
+    """dst = scale * DFT(src) along axis; both complex of one dtype, same shape."""
+    n = src.shape[axis]
+    if src.size == 0:
+        return
+    plan = get_plan(n, src.dtype)
+    if plan.kind == "bluestein":
+        run_bluestein(plan, src, dst, forward, scale, axis)
+    else:
+        run_direct(plan, src, dst, forward, scale, axis)

@@ -1,0 +1,294 @@
+"""The FFT kernel module of one precision: passes, plan interpreters and the C-ABI entries.
+
+Besides the c2c entry below, the module exports one pass of a plan over a range
+(`aot_fft_pass_{p}`, for threads sharing a long transform) and the real-transform passes of
+real.py.
+
+Exported (C ABI; pointers to interleaved complex of the precision `T`, strides in elements):
+
+    void aot_fft_c2c_{f32,f64}(const int64_t *plan, const T *twiddles, const T *in, T *out,
+                               int64_t howmany, int64_t istride, int64_t idist,
+                               int64_t ostride, int64_t odist, int32_t flags, T scale,
+                               T *scratch)
+
+computes `howmany` transforms of length plan[0]: out[b*odist + k*ostride] = scale * sum_j
+in[b*idist + j*istride] * exp(-+2*pi*i*j*k/n). in == out is allowed. flags: bit 0 forward
+(FLAG_FORWARD); bit 1 (FLAG_LANES) lets groups of VLEN transforms run across SIMD lanes (best when
+idist == 1 or n is small or odd; contiguous rows of a smooth n are faster one at a time). The
+rest run one at a time, vectorised inside the transform wherever a pass's ido allows.
+`scratch` holds 4 * n * VLEN values of T when lanes are used (FLAG_LANES and howmany >= VLEN),
+else 4 * n.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from .layouts import I32, I64, PTR, Lanes, Layout, Scalar, Wide, for_range, i64
+from .passes import emit_generic_pass, emit_pass
+from .plan import CODELET_RADICES, HEADER_FIELDS
+from .real import emit_c2r_pre, emit_r2c_post
+
+FLAG_FORWARD, FLAG_LANES = 1, 2
+SCRATCH_PER_LANE = 4  # scratch values of T per element per lane (two ping-pong complex buffers)
+
+
+def entry_name(precision: str) -> str:
+    return f"aot_fft_c2c_{precision}"
+
+
+def pass_entry_name(precision: str) -> str:
+    return f"aot_fft_pass_{precision}"
+
+
+class _Emitter:
+    def __init__(self, mod: L.Module, ft: L.Type, vlen: int):
+        self.mod, self.ft, self.vlen = mod, ft, vlen
+        self.s, self.w, self.v = Scalar(ft), Wide(ft, vlen), Lanes(ft, vlen)
+        self.passes: dict[tuple, L.Function] = {}
+        for fwd in (True, False):
+            for lay in (self.s, self.w, self.v):
+                for r in CODELET_RADICES:
+                    self.passes[(r, fwd, lay.name)] = emit_pass(mod, r, fwd, lay)
+                self.passes[("g", fwd, lay.name)] = emit_generic_pass(mod, fwd, lay)
+
+    # -- plan interpreter -------------------------------------------------------------------
+    def emit_runner(self, forward: bool, lanes: bool) -> L.Function:
+        """ptr run(plan, tw, src, buf0, buf1, final): all passes; returns where the result is.
+
+        Pass f writes buf0/buf1 alternately (so src must not be buf0), the last one `final`
+        when that is not null.
+        """
+        fnty = L.FunctionType(PTR, [PTR, PTR, PTR, PTR, PTR, PTR])
+        name = f"aot_fft_run_{'f' if forward else 'b'}_{'v' if lanes else 's'}"
+        fn = L.Function(self.mod, fnty, name=name)
+        fn.linkage = "internal"
+        hdr, tw, src, buf0, buf1, final = fn.args
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        cur = b.alloca(PTR, name="cur")
+        b.store(src, cur)
+        nf = b.load(b.gep(hdr, [i64(1)], source_etype=I64), typ=I64)
+        with for_range(b, 0, nf, name="f") as f:
+            row = b.gep(hdr, [b.add(i64(2), b.mul(f, i64(HEADER_FIELDS)))], source_etype=I64)
+            ip, l1, ido, tw_off, cs_off = (b.load(b.gep(row, [i64(c)], source_etype=I64), typ=I64)
+                                           for c in range(HEADER_FIELDS))
+            dst = b.select(b.icmp_signed("==", b.and_(f, i64(1)), i64(0)), buf0, buf1)
+            last = b.icmp_signed("==", f, b.sub(nf, i64(1)))
+            use_final = b.and_(last, b.icmp_unsigned("!=", final, L.Constant(PTR, None)))
+            dst = b.select(use_final, final, dst)
+            wa = b.gep(tw, [b.shl(tw_off, i64(1))], source_etype=self.ft)
+            src_f = b.load(cur, typ=PTR)
+            if lanes:
+                self._dispatch(b, ip, forward, self.v, (ido, l1, src_f, dst, wa, l1, ido), tw, cs_off)
+            else:
+                vl = i64(self.vlen)
+                wide_ok = b.or_(b.icmp_signed("==", b.srem(ido, vl), i64(0)),
+                                b.and_(b.icmp_signed("==", ido, i64(1)), b.icmp_signed("==", b.srem(l1, vl), i64(0))))
+                self._dispatch_wide(b, ip, forward, wide_ok, (ido, l1, src_f, dst, wa, l1, ido), tw, cs_off)
+            b.store(dst, cur)
+        b.ret(b.load(cur, typ=PTR))
+        return fn
+
+    def _dispatch(self, b, ip, forward: bool, lay: Layout, args: tuple, tw, cs_off) -> None:
+        done = b.append_basic_block("radix.done")
+        generic = b.append_basic_block("radix.generic")
+        sw = b.switch(ip, generic)
+        for r in CODELET_RADICES:
+            blk = b.append_basic_block(f"radix{r}")
+            sw.add_case(L.Constant(I64, r), blk)
+            b.position_at_end(blk)
+            b.call(self.passes[(r, forward, lay.name)], args)
+            b.branch(done)
+        b.position_at_end(generic)
+        cs = b.gep(tw, [b.shl(cs_off, i64(1))], source_etype=self.ft)
+        if lay is self.w:  # the generic pass has no ido == 1 variant over k
+            wide = b.icmp_signed("==", b.srem(args[6], i64(self.vlen)), i64(0))
+            with b.if_else(wide) as (then, otherwise):
+                with then:
+                    b.call(self.passes[("g", forward, "w")], [*args, cs, ip])
+                with otherwise:
+                    b.call(self.passes[("g", forward, "s")], [*args, cs, ip])
+        else:
+            b.call(self.passes[("g", forward, lay.name)], [*args, cs, ip])
+        b.branch(done)
+        b.position_at_end(done)
+
+    def emit_pass_entry(self, precision: str) -> L.Function:
+        """void aot_fft_pass_{p}(plan, tw, f, src, dst, lo, hi, flags): pass f of one transform,
+        for k in [lo, hi) when l1 > 1, else for i in [lo, hi) (threads share a long transform).
+        Ranges must be multiples of VLEN where the pass runs VLEN-wide (ido % VLEN == 0 over i,
+        ido == 1 over k)."""
+        fnty = L.FunctionType(L.VoidType(), [PTR, PTR, I64, PTR, PTR, I64, I64, I32])
+        fn = L.Function(self.mod, fnty, name=pass_entry_name(precision))
+        hdr, tw, f, src, dst, lo, hi, flags = fn.args
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        row = b.gep(hdr, [b.add(i64(2), b.mul(f, i64(HEADER_FIELDS)))], source_etype=I64)
+        ip, l1, ido, tw_off, cs_off = (b.load(b.gep(row, [i64(c)], source_etype=I64), typ=I64)
+                                       for c in range(HEADER_FIELDS))
+        count = b.sub(hi, lo)
+        over_k = b.icmp_signed(">", l1, i64(1))
+        # over k: cc + lo*ip*ido, ch + lo*ido; over i: all three pointers + lo
+        cc_off = b.select(over_k, b.mul(lo, b.mul(ip, ido)), lo)
+        ch_off = b.select(over_k, b.mul(lo, ido), lo)
+        wa_off = b.add(tw_off, b.select(over_k, i64(0), lo))
+        kn = b.select(over_k, count, i64(1))
+        inn = b.select(over_k, ido, count)
+
+        def at(base, off):
+            return b.gep(base, [b.shl(off, i64(1))], source_etype=self.ft)
+
+        args = (ido, l1, at(src, cc_off), at(dst, ch_off), at(tw, wa_off), kn, inn)
+        vl = i64(self.vlen)
+        wide_ok = b.or_(b.and_(b.icmp_signed("==", b.srem(ido, vl), i64(0)),
+                               b.icmp_signed("==", b.srem(inn, vl), i64(0))),
+                        b.and_(b.icmp_signed("==", ido, i64(1)), b.icmp_signed("==", b.srem(kn, vl), i64(0))))
+        forward = b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_FORWARD)), L.Constant(I32, 0))
+        with b.if_else(forward) as (then, otherwise):
+            with then:
+                self._dispatch_wide(b, ip, True, wide_ok, args, tw, cs_off)
+            with otherwise:
+                self._dispatch_wide(b, ip, False, wide_ok, args, tw, cs_off)
+        b.ret_void()
+        return fn
+
+    def _dispatch_wide(self, b, ip, forward: bool, wide_ok, args: tuple, tw, cs_off) -> None:
+        with b.if_else(wide_ok) as (then, otherwise):
+            with then:
+                self._dispatch(b, ip, forward, self.w, args, tw, cs_off)
+            with otherwise:
+                self._dispatch(b, ip, forward, self.s, args, tw, cs_off)
+
+    # -- moving data between strided user arrays and the work buffers ------------------------
+    def emit_copy_scalar(self) -> L.Function:
+        """copy(src, sstride, dst, dstride, n, scale): complex elements, times scale."""
+        fnty = L.FunctionType(L.VoidType(), [PTR, I64, PTR, I64, I64, self.ft])
+        fn = L.Function(self.mod, fnty, name="aot_fft_copy_s")
+        fn.linkage = "internal"
+        src, ss, dst, ds, n, scale = fn.args
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        s = self.s
+        with for_range(b, 0, n, name="e") as e:
+            re, im = s.load(b, src, b.mul(e, ss))
+            s.store(b, dst, b.mul(e, ds), (b.fmul(re, scale), b.fmul(im, scale)))
+        b.ret_void()
+        return fn
+
+    def emit_gather_lanes(self) -> L.Function:
+        """gather(src, stride, dist, n, buf): VLEN transforms into the lane layout."""
+        fnty = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64, PTR])
+        fn = L.Function(self.mod, fnty, name="aot_fft_gather_v")
+        fn.linkage = "internal"
+        src, stride, dist, n, buf = fn.args
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        with b.if_else(b.icmp_signed("==", dist, i64(1))) as (contiguous, strided):
+            with contiguous, for_range(b, 0, n, name="e") as e:  # neighbour lanes: one wide load
+                self.v.store(b, buf, e, self.w.load(b, src, b.mul(e, stride)))
+            with strided, for_range(b, 0, n, name="e") as e:
+                re, im = self._lane_values(b, src, b.mul(e, stride), dist)
+                self.v.store(b, buf, e, (re, im))
+        b.ret_void()
+        return fn
+
+    def _lane_values(self, b, src, first, dist):
+        undef = L.Constant(self.v.ty, L.Undefined)
+        re, im = undef, undef
+        for lane in range(self.vlen):
+            x = self.s.load(b, src, b.add(first, b.mul(dist, i64(lane))))
+            re = b.insert_element(re, x[0], L.Constant(I32, lane))
+            im = b.insert_element(im, x[1], L.Constant(I32, lane))
+        return re, im
+
+    def emit_scatter_lanes(self) -> L.Function:
+        """scatter(buf, dst, stride, dist, n, scale): the lane layout back, times scale."""
+        fnty = L.FunctionType(L.VoidType(), [PTR, PTR, I64, I64, I64, self.ft])
+        fn = L.Function(self.mod, fnty, name="aot_fft_scatter_v")
+        fn.linkage = "internal"
+        buf, dst, stride, dist, n, scale = fn.args
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        k = self.v.splat(b, scale)
+        with b.if_else(b.icmp_signed("==", dist, i64(1))) as (contiguous, strided):
+            with contiguous, for_range(b, 0, n, name="e") as e:
+                re, im = self.v.load(b, buf, e)
+                self.w.store(b, dst, b.mul(e, stride), (b.fmul(re, k), b.fmul(im, k)))
+            with strided, for_range(b, 0, n, name="e") as e:
+                re, im = self.v.load(b, buf, e)
+                re, im = b.fmul(re, k), b.fmul(im, k)
+                first = b.mul(e, stride)
+                for lane in range(self.vlen):
+                    idx = L.Constant(I32, lane)
+                    self.s.store(b, dst, b.add(first, b.mul(dist, i64(lane))),
+                                 (b.extract_element(re, idx), b.extract_element(im, idx)))
+        b.ret_void()
+        return fn
+
+    # -- the exported entry -------------------------------------------------------------------
+    def emit_entry(self, precision: str) -> L.Function:
+        ft, vl = self.ft, self.vlen
+        run = {(fw, ln): self.emit_runner(fw, ln) for fw in (True, False) for ln in (True, False)}
+        copy, gather, scatter = self.emit_copy_scalar(), self.emit_gather_lanes(), self.emit_scatter_lanes()
+        fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64, I32, ft, PTR])
+        fn = L.Function(self.mod, fnty, name=entry_name(precision))
+        hdr, tw, src, dst, howmany, istr, idist, ostr, odist, flags, scale, scratch = fn.args
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        n = b.load(hdr, typ=I64)
+        nf = b.load(b.gep(hdr, [i64(1)], source_etype=I64), typ=I64)
+        buf0 = scratch
+        lanes_ok = b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_LANES)), L.Constant(I32, 0))
+        lanes_used = b.and_(lanes_ok, b.icmp_signed(">=", howmany, i64(vl)))
+        buf1 = b.gep(scratch, [b.mul(n, b.select(lanes_used, i64(2 * vl), i64(2)))], source_etype=ft)
+        forward = b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_FORWARD)), L.Constant(I32, 0))
+        null = L.Constant(PTR, None)
+        g_slot = b.alloca(I64, name="g")
+        res_slot = b.alloca(PTR, name="res")
+        b.store(i64(0), g_slot)
+
+        def at(base, dist, g):
+            return b.gep(base, [b.shl(b.mul(g, dist), i64(1))], source_etype=ft)
+
+        def run_dir(lanes, *args):
+            with b.if_else(forward) as (f_blk, b_blk):
+                with f_blk:
+                    b.store(b.call(run[(True, lanes)], args), res_slot)
+                with b_blk:
+                    b.store(b.call(run[(False, lanes)], args), res_slot)
+            return b.load(res_slot, typ=PTR)
+
+        if vl > 1:
+            groups = b.select(lanes_ok, b.sdiv(howmany, i64(vl)), i64(0))
+            with for_range(b, 0, groups, name="grp") as grp:
+                g = b.mul(grp, i64(vl))
+                b.call(gather, [at(src, idist, g), istr, idist, n, buf1])
+                res = run_dir(True, hdr, tw, buf1, buf0, buf1, null)
+                b.call(scatter, [res, at(dst, odist, g), ostr, odist, n, scale])
+            b.store(b.mul(groups, i64(vl)), g_slot)
+        with for_range(b, b.load(g_slot, typ=I64), howmany, name="one") as g:
+            s_in, s_out = at(src, idist, g), at(dst, odist, g)
+            direct_in = b.icmp_signed("==", istr, i64(1))
+            with b.if_then(b.not_(direct_in)):
+                b.call(copy, [s_in, istr, buf1, i64(1), n, L.Constant(ft, 1.0)])
+            first = b.select(direct_in, s_in, buf1)
+            can_final = b.and_(b.icmp_signed("==", ostr, i64(1)),
+                               b.or_(b.icmp_signed(">=", nf, i64(2)), b.icmp_unsigned("!=", first, s_out)))
+            res = run_dir(False, hdr, tw, first, buf0, buf1, b.select(can_final, s_out, null))
+            in_place = b.icmp_unsigned("==", res, s_out)
+            unit = b.fcmp_ordered("==", scale, L.Constant(ft, 1.0))
+            with b.if_then(b.not_(b.and_(in_place, unit))):
+                b.call(copy, [res, i64(1), s_out, ostr, n, scale])
+        b.ret_void()
+        return fn
+
+
+def emit_module(precision: str, vlen: int, triple: str = "") -> L.Module:
+    """The kernel module of `precision` ("f32" or "f64") for `vlen` SIMD lanes."""
+    if precision not in ("f32", "f64"):
+        raise ValueError(f"FFT kernels: precision must be 'f32' or 'f64', got {precision!r}")
+    mod = L.Module(name=f"aot_fft_{precision}")
+    if triple:
+        mod.triple = triple
+    ft = L.FloatType() if precision == "f32" else L.DoubleType()
+    vlen = max(2, vlen)
+    em = _Emitter(mod, ft, vlen)
+    em.emit_entry(precision)
+    em.emit_pass_entry(precision)
+    emit_r2c_post(mod, precision, ft, vlen)
+    emit_c2r_pre(mod, precision, ft, vlen)
+    return mod

@@ -1,0 +1,135 @@
+"""One Cooley-Tukey pass per radix, as LLVM functions (pocketfft's `cfftp::passN`).
+
+    void pass(i64 ido, i64 l1, ptr cc, ptr ch, ptr wa, i64 kn, i64 inn [, ptr cs, i64 ip])
+
+reads CC(i, j, k) = cc[i + ido*(j + ip*k)], applies the radix-`ip` DFT over j, multiplies leg
+m >= 1 by the twiddle wa[(m-1)*ido + i] (its conjugate when forward) and writes
+CH(i, k, m) = ch[i + ido*(k + l1*m)]. Passes with ido == 1 need no twiddles and take a shorter
+loop; in the Wide layout that loop runs VLEN values of k at once (needs kn % VLEN == 0).
+The loops run k < kn and i < inn (the whole pass: kn = l1, inn = ido), so that threads can
+share one pass by offsetting the pointers. Radices without a codelet use `passg`, an O(ip^2)
+loop over the plan's table `cs` of
+ip-th roots of unity (plans send large primes to Bluestein instead).
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from .codelets import FLAGS, CArith, dft
+from .layouts import I64, PTR, Layout, for_range, i64, no_vectorize_md
+
+
+def pass_name(radix: int | str, forward: bool, layout: Layout) -> str:
+    return f"aot_fft_pass{radix}_{'f' if forward else 'b'}_{layout.name}"
+
+
+def _new_function(mod: L.Module, name: str, extra: tuple = ()) -> tuple[L.Function, L.IRBuilder]:
+    fnty = L.FunctionType(L.VoidType(), [I64, I64, PTR, PTR, PTR, I64, I64, *extra])
+    fn = L.Function(mod, fnty, name=name)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")  # keeps the plan interpreter small; a call per pass is cheap
+    for a in fn.args[2:5]:
+        a.add_attribute("noalias")
+    return fn, L.IRBuilder(fn.append_basic_block("entry"))
+
+
+def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout) -> L.Function:
+    fn, b = _new_function(mod, pass_name(radix, forward, layout))
+    ido, l1, cc, ch, wa, kn, inn = fn.args
+    ca = CArith(b, layout.ty)
+    sign = -1 if forward else 1
+    md = no_vectorize_md(mod)
+
+    def butterfly(k, i, twiddled: bool):
+        base_in = b.mul(k, i64(radix))
+        xs = [layout.load(b, cc, b.add(i, b.mul(ido, b.add(base_in, i64(j))))) for j in range(radix)]
+        ys = dft(ca, xs, sign)
+        for m, y in enumerate(ys):
+            if twiddled and m > 0:
+                w = layout.load_twiddle(b, wa, b.add(b.mul(i64(m - 1), ido), i))
+                y = ca.mul(y, w, conj=forward)
+            layout.store(b, ch, b.add(i, b.mul(ido, b.add(k, b.mul(l1, i64(m))))), y)
+
+    def butterfly_over_k(k):  # ido == 1, VLEN consecutive k at once (Wide layout; l1 % VLEN == 0)
+        ys = dft(ca, layout.load_strided(b, cc, b.mul(k, i64(radix)), radix), sign)
+        for m, y in enumerate(ys):
+            layout.store(b, ch, b.add(k, b.mul(l1, i64(m))), y)
+
+    is_one = b.icmp_signed("==", ido, i64(1))
+    with b.if_else(is_one) as (then, otherwise):
+        with then:
+            if layout.step == 1:
+                with for_range(b, 0, kn, name="k", loop_md=md) as k:
+                    butterfly(k, i64(0), twiddled=False)
+            elif hasattr(layout, "load_strided"):
+                with for_range(b, 0, kn, layout.step, name="k", loop_md=md) as k:
+                    butterfly_over_k(k)
+        with (otherwise, for_range(b, 0, kn, name="k", loop_md=md) as k,
+              for_range(b, 0, inn, layout.step, name="i", loop_md=md) as i):
+            butterfly(k, i, twiddled=True)
+    b.ret_void()
+    return fn
+
+
+def emit_generic_pass(mod: L.Module, forward: bool, layout: Layout) -> L.Function:
+    """Any odd radix p by pocketfft's pairs: with t_q = x_q + x_{p-q}, u_q = x_q - x_{p-q},
+    y_m = x_0 + sum_q cos(2 pi mq/p) t_q +- i sum_q sin(2 pi mq/p) u_q and y_{p-m} with -+ i;
+    cos/sin come from the plan's table `cs` of exp(2 pi i m/p). O(p^2) per butterfly."""
+    fn, b = _new_function(mod, pass_name("g", forward, layout), (PTR, I64))
+    ido, l1, cc, ch, wa, kn, inn, cs, ip = fn.args
+    ca = CArith(b, layout.ty)
+    sign = -1 if forward else 1
+    slots = {name: b.alloca(layout.ty, name=name) for name in ("a_re", "a_im", "b_re", "b_im")}
+    rot = b.alloca(I64, name="rot")
+    half = b.lshr(ip, i64(1))
+    zero = ca.const(0.0)
+
+    def get(*names):
+        return tuple(b.load(slots[nm]) for nm in names)
+
+    def put(names, vals):
+        for nm, v in zip(names, vals):
+            b.store(v, slots[nm])
+
+    with for_range(b, 0, kn, name="k") as k, for_range(b, 0, inn, layout.step, name="i") as i:
+        base = b.mul(k, ip)
+
+        def x(q):
+            return layout.load(b, cc, b.add(i, b.mul(ido, b.add(base, q))))
+
+        def out(m, y):
+            has_tw = b.and_(b.icmp_signed(">", m, i64(0)), b.icmp_signed(">", ido, i64(1)))
+            put(("a_re", "a_im"), y)
+            with b.if_then(has_tw):
+                w = layout.load_twiddle(b, wa, b.add(b.mul(b.sub(m, i64(1)), ido), i))
+                put(("a_re", "a_im"), ca.mul(y, w, conj=forward))
+            layout.store(b, ch, b.add(i, b.mul(ido, b.add(k, b.mul(l1, m)))), get("a_re", "a_im"))
+
+        x0 = x(i64(0))
+        put(("b_re", "b_im"), x0)
+        with for_range(b, 1, b.add(half, i64(1)), name="q0") as q:
+            t = ca.add(x(q), x(b.sub(ip, q)))
+            put(("b_re", "b_im"), ca.add(get("b_re", "b_im"), t))
+        out(i64(0), get("b_re", "b_im"))
+        with for_range(b, 1, b.add(half, i64(1)), name="m") as m:
+            put(("a_re", "a_im"), x0)
+            put(("b_re", "b_im"), (zero, zero))
+            b.store(i64(0), rot)
+            with for_range(b, 1, b.add(half, i64(1)), name="q") as q:
+                r = b.add(b.load(rot), m)
+                r = b.select(b.icmp_signed(">=", r, ip), b.sub(r, ip), r)
+                b.store(r, rot)
+                xq, xr = x(q), x(b.sub(ip, q))
+                c, s = Layout.load_twiddle(layout, b, cs, r)  # one root, splat over lanes
+                ta, tb = get("a_re", "a_im"), get("b_re", "b_im")
+                t, u = ca.add(xq, xr), ca.sub(xq, xr)
+                put(("a_re", "a_im"), (b.fadd(ta[0], b.fmul(c, t[0], flags=FLAGS), flags=FLAGS),
+                                       b.fadd(ta[1], b.fmul(c, t[1], flags=FLAGS), flags=FLAGS)))
+                put(("b_re", "b_im"), (b.fadd(tb[0], b.fmul(s, u[0], flags=FLAGS), flags=FLAGS),
+                                       b.fadd(tb[1], b.fmul(s, u[1], flags=FLAGS), flags=FLAGS)))
+            a, ib = get("a_re", "a_im"), ca.mul_i(get("b_re", "b_im"), sign)
+            ym, ypm = ca.add(a, ib), ca.sub(a, ib)
+            out(m, ym)
+            out(b.sub(ip, m), ypm)
+    b.ret_void()
+    return fn

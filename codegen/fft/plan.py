@@ -1,0 +1,207 @@
+"""FFT plans as data: factorisation, twiddle tables and the Bluestein choice (pocketfft's model).
+
+A plan never needs new code: the generated kernels read the factor list and the twiddle table
+from memory. `CPlan.header` is the int64 array the kernels read:
+
+    [n, nfact, (radix, l1, ido, tw_offset, cs_offset) * nfact]
+
+Offsets count complex elements of `CPlan.twiddles` (interleaved re/im of the plan's precision).
+The twiddle of pass `f`, output leg `j` (1..radix-1) and inner index `i` (0..ido-1) is
+`exp(+2*pi*1j*j*l1*i/n)` at `tw_offset + (j-1)*ido + i`; forward kernels use its conjugate.
+Radices without a hard-coded codelet also get `cs_offset`: `exp(+2*pi*1j*m/radix)`, m < radix.
+
+Twiddles are exact to the last bit of double: angles are reduced to |angle| <= pi/4 with integer
+arithmetic and evaluated in long double, never by recurrence.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# radices with a generated codelet, in the order a factorisation extracts them
+CODELET_RADICES = (2, 3, 4, 5, 7, 8)
+HEADER_FIELDS = 5
+_PI_LD = np.arctan(np.longdouble(1)) * 4  # long-double pi (np.pi is only a double)
+
+
+class PlanError(ValueError):
+    pass
+
+
+def factorize(n: int) -> list[int]:
+    """Odd primes (ascending) first, then the leftover 2 or 4, then the 8s.
+
+    pocketfft extracts 4s first and puts a 2 in front; here the powers of two go last because
+    a pass runs VLEN-wide when its ido (the product of the later factors) is a multiple of VLEN,
+    and the last pass (ido == 1) when l1 is: 1536 = [3, 8, 8, 8] keeps every pass wide, where
+    [8, 8, 8, 3] leaves one pass scalar.
+    """
+    if n < 1:
+        raise PlanError(f"FFT length must be >= 1, got {n}")
+    eights = 0
+    while n % 8 == 0:
+        eights += 1
+        n //= 8
+    two = 1
+    while n % 2 == 0:
+        two *= 2
+        n //= 2
+    facts: list[int] = []
+    p = 3
+    while p * p <= n:
+        while n % p == 0:
+            facts.append(p)
+            n //= p
+        p += 2
+    if n > 1:
+        facts.append(n)
+    if two > 1:
+        facts.append(two)
+    return facts + [8] * eights
+
+
+def largest_prime_factor(n: int) -> int:
+    return max((f for f in factorize(n) if f not in (4, 8)), default=2 if n > 1 else 1)
+
+
+def cost_guess(n: int) -> float:
+    """pocketfft's operation-count model (factors above 5 get a 1.1 penalty)."""
+    result, m = 0.0, n
+    while m % 4 == 0:
+        result += 2
+        m //= 4
+    while m % 2 == 0:
+        result += 2
+        m //= 2
+    x = 3
+    while x * x <= m:
+        while m % x == 0:
+            result += x if x <= 5 else 1.1 * x
+            m //= x
+        x += 2
+    if m > 1:
+        result += m if m <= 5 else 1.1 * m
+    return result * n
+
+
+def good_size(target: int) -> int:
+    """Smallest 2^a 3^b 5^c 7^d >= target (a fast length for Bluestein's convolution)."""
+    if target <= 6:
+        return target
+    best = 1 << (target - 1).bit_length()
+    f7 = 1
+    while f7 < best:
+        f5 = f7
+        while f5 < best:
+            f3 = f5
+            while f3 < best:
+                f2 = f3
+                while f2 < target:
+                    f2 *= 2
+                best = min(best, f2)
+                f3 *= 3
+            f5 *= 5
+        f7 *= 7
+    return best
+
+
+def use_bluestein(n: int) -> bool:
+    """pocketfft's rule: Bluestein when a large prime factor makes it cheaper."""
+    lpf = largest_prime_factor(n)
+    if n < 50 or lpf * lpf <= n:
+        return False
+    return 2 * 1.5 * cost_guess(good_size(2 * n - 1)) < cost_guess(n)
+
+
+def _quarter_turns(m: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin (long double) of 2*pi*m/n, reduced exactly to |angle| <= pi/4."""
+    a = 4 * (m % n)
+    q = a // n
+    r = a - q * n
+    up = 2 * r > n  # round to the nearest quarter turn
+    q = np.where(up, q + 1, q)
+    r = np.where(up, r - n, r)
+    ang = (_PI_LD / 2) * (r.astype(np.longdouble) / np.longdouble(n))
+    c, s = np.cos(ang), np.sin(ang)
+    q &= 3
+    cos = np.select([q == 0, q == 1, q == 2], [c, -s, -c], s)
+    sin = np.select([q == 0, q == 1, q == 2], [s, c, -s], -c)
+    return cos, sin
+
+
+def unit_roots(m: np.ndarray, n: int) -> np.ndarray:
+    """exp(2*pi*1j*m/n) as complex128, correctly rounded from long double."""
+    c, s = _quarter_turns(np.asarray(m, dtype=np.int64) % n, n)
+    out = np.empty(c.shape, np.complex128)
+    out.real, out.imag = c, s
+    return out
+
+
+_EXACT_TABLE = 1 << 14
+
+
+def roots_table(n: int) -> np.ndarray:
+    """exp(2*pi*1j*m/n) for all m < n.
+
+    Up to 2^14 entries every value is correctly rounded. Larger tables are the outer product
+    of two correctly rounded tables (pocketfft's scheme): one double rounding, so <= ~1 ulp,
+    without the cost of a million long-double evaluations.
+    """
+    if n <= _EXACT_TABLE:
+        return unit_roots(np.arange(n, dtype=np.int64), n)
+    lo_n = 1 << ((int(n - 1).bit_length() + 1) // 2)
+    hi_n = -(-n // lo_n)
+    lo = unit_roots(np.arange(lo_n, dtype=np.int64), n)
+    hi = unit_roots(np.arange(hi_n, dtype=np.int64) * lo_n, n)
+    return np.multiply.outer(hi, lo).ravel()[:n]
+
+
+@dataclass(eq=False)
+class CPlan:
+    """A complex transform of length n: factors, the kernel header and twiddles (one precision)."""
+
+    n: int
+    factors: list[int]
+    header: np.ndarray  # int64
+    twiddles: np.ndarray  # complex64/complex128, 1-D
+    nbytes: int = field(init=False)
+
+    def __post_init__(self):
+        self.nbytes = self.header.nbytes + self.twiddles.nbytes
+
+
+def _twiddle_table(n: int, factors: list[int]) -> tuple[np.ndarray, list[tuple[int, int, int, int, int]]]:
+    chunks, rows, off, l1 = [], [], 0, 1
+    for ip in factors:
+        ido = n // (l1 * ip)
+        j = np.arange(1, ip, dtype=np.int64)[:, None]
+        i = np.arange(ido, dtype=np.int64)[None, :]
+        chunks.append((j * l1 * i).ravel())
+        tw_off, off = off, off + (ip - 1) * ido
+        cs_off = -1
+        if ip not in CODELET_RADICES:
+            chunks.append(np.arange(ip, dtype=np.int64) * (n // ip))
+            cs_off, off = off, off + ip
+        rows.append((ip, l1, ido, tw_off, cs_off))
+        l1 *= ip
+    idx = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+    return roots_table(n)[idx % n], rows
+
+
+def make_cplan(n: int, dtype) -> CPlan:
+    """The plan of a direct (non-Bluestein) complex transform of length n in `dtype`'s precision
+    (twiddles computed in double or better, then rounded)."""
+    factors = factorize(n) if n > 1 else []
+    tw, rows = _twiddle_table(n, factors)
+    header = np.array([n, len(factors)] + [v for r in rows for v in r], dtype=np.int64)
+    tw = tw.astype(np.dtype(dtype), copy=False)
+    header.setflags(write=False)
+    tw.setflags(write=False)
+    return CPlan(n, factors, header, tw)
+
+
+def bluestein_chirp(n: int) -> np.ndarray:
+    """exp(+1j*pi*k^2/n), k < n, with k^2 reduced modulo 2n exactly."""
+    k = np.arange(n, dtype=np.int64)
+    return unit_roots((k * k) % (2 * n), 2 * n)

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""FFT benchmark: aot.fft vs numpy.fft, scipy.fft (workers 1, 2) and pyfftw (FFTW_MEASURE, threads 1, 2).
+
+Run: .venv/bin/python tools/bench_fft.py [--quick] [--no-pyfftw]
+All contestants run in this process on the same data; times are medians. GFLOP/s uses the
+conventional 5 n log2 n flops per complex transform of length n (2.5 n log2 n for real ones),
+summed over the batch. pyfftw's planning time (FFTW_MEASURE) is reported separately and not
+included in its execution time; pyfftw is skipped when it is not installed.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import fmt_time, median_time, optional, print_table
+
+scipy_fft = optional("scipy.fft")
+pyfftw = optional("pyfftw")
+
+C2C_SIZES = [1024, 4096, 65536, 1 << 20, 1000, 1536, 10007, 27648]
+# (case label, shape, aot/numpy function name, axes or None, pyfftw builder name, real input, flop factor)
+MULTI = [
+    ("batched fft (1024,1024) axis -1", (1024, 1024), "fft", None, "fft", False, 5.0),
+    ("fft2 (1024,1024)", (1024, 1024), "fft2", None, "fft2", False, 5.0),
+    ("rfft 2^20", (1 << 20,), "rfft", None, "rfft", True, 2.5),
+    ("irfft 2^20", (1 << 19) + 1, "irfft", None, "irfft", False, 2.5),
+    ("fftn (128,128,128)", (128, 128, 128), "fftn", None, "fftn", False, 5.0),
+]
+
+
+def _data(shape, dtype, real=False):
+    rng = np.random.default_rng(0)
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    x = rng.standard_normal(shape)
+    if not real:
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _flops(name, x, factor):
+    n_total = x.size if name != "irfft" else 2 * (x.shape[-1] - 1)
+    if name in ("fft", "rfft", "irfft"):
+        n = x.shape[-1] if name != "irfft" else n_total
+        return factor * n * math.log2(n) * (x.size // x.shape[-1])
+    return factor * n_total * math.log2(n_total)
+
+
+def _pyfftw_builder(name, x, threads):
+    arr = pyfftw.empty_aligned(x.shape, dtype=x.dtype)
+    t0 = time.perf_counter()
+    f = getattr(pyfftw.builders, name)(arr, planner_effort="FFTW_MEASURE", threads=threads)
+    plan_time = time.perf_counter() - t0
+    arr[...] = x  # MEASURE planning overwrites the input
+    return f, plan_time
+
+
+def _set_threads(n):
+    from aot.fft import _exec
+
+    _exec.set_num_threads(n)
+
+
+def _row(label, name, x, factor, aot_threads, min_time, plans):
+    import aot.fft as afft
+
+    row = {"case": label}
+    _set_threads(aot_threads)
+    fa = getattr(afft, name)
+    row["aot"] = median_time(lambda: fa(x), min_time=min_time)
+    row["numpy"] = median_time(lambda: getattr(np.fft, name)(x), min_time=min_time)
+    if scipy_fft is not None:
+        for w in (1, 2):
+            row[f"scipy w={w}"] = median_time(lambda w=w: getattr(scipy_fft, name)(x, workers=w), min_time=min_time)
+    if pyfftw is not None:
+        for t in (1, 2):
+            f, plan_time = _pyfftw_builder(name, x, t)
+            plans.append((f"{label} [{x.dtype}] t={t}", plan_time))
+            row[f"pyfftw t={t}"] = median_time(f, min_time=min_time)
+    gflops = _flops(name, x, factor) / row["aot"] / 1e9
+    row["case"] = f"{label} [{x.dtype}] ({gflops:.1f} GF/s)"
+    return row
+
+
+def _check(name, x):
+    import aot.fft as afft
+
+    got, want = getattr(afft, name)(x), getattr(np.fft, name)(x)
+    err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-300)
+    assert err < (1e-4 if x.dtype in (np.complex64, np.float32) else 1e-10), (name, x.shape, err)
+
+
+def first_call_costs() -> list[tuple[str, float]]:
+    """Import + first transform in a fresh process: cold (empty disk cache) and warm."""
+    code = ("import time; t=time.perf_counter(); import numpy as np, aot.fft as f; "
+            "f.fft(np.ones(8, complex)); print(time.perf_counter()-t)")
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, AOT_CACHE_DIR=os.path.join(d, "cache"))
+        for label in ("cold (compile f64 kernels)", "warm (disk cache)"):
+            r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            out.append((f"import aot.fft + first fft, {label}", float(r.stdout.strip())))
+    return out
+
+
+def plan_costs(sizes=(1000, 4096, 27648, 65536, 10007, 1 << 20)) -> list[tuple[str, float]]:
+    from aot.fft import _exec
+
+    out = []
+    for n in sizes:
+        _exec.PLANS.clear()
+        t0 = time.perf_counter()
+        _exec.get_plan(n, np.dtype(np.complex128))
+        out.append((f"plan n={n}", time.perf_counter() - t0))
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="shorter timing runs")
+    ap.add_argument("--no-pyfftw", action="store_true", help="skip pyfftw even when installed")
+    args = ap.parse_args(argv)
+    global pyfftw
+    if args.no_pyfftw:
+        pyfftw = None
+    min_time = 0.05 if args.quick else 0.2
+    plans: list[tuple[str, float]] = []
+    for dtype in (np.complex128, np.complex64):
+        rows = []
+        for n in C2C_SIZES:
+            x = _data(n, dtype)
+            _check("fft", x)
+            rows.append(_row(f"fft n={n}", "fft", x, 5.0, 1, min_time, plans))
+        print_table(f"1-D c2c, {np.dtype(dtype).name}, one thread", rows)
+    rows = []
+    for label, shape, name, _, _, real, factor in MULTI:
+        x = _data(shape, np.float64 if real else np.complex128, real)
+        _check(name, x)
+        rows.append(_row(label, name, x, factor, 2, min_time, plans))
+    print_table("batched, 2-D, 3-D and real transforms, complex128/float64, aot with 2 threads", rows)
+    print("\n## costs outside the timed loops")
+    for label, t in first_call_costs() + plan_costs():
+        print(f"- {label}: {fmt_time(t)}")
+    for label, t in plans:
+        print(f"- pyfftw FFTW_MEASURE planning, {label}: {fmt_time(t)}")
+
+
+if __name__ == "__main__":
+    main()
