@@ -1,25 +1,22 @@
 """codegen: ir -> LLVM IR (llvmlite) -> object code or assembly.
 
 `lower_module(module, target, options)` returns an llvmlite `ir.Module` with one graph entry
-function per ir function (ABI in codegen/entry.py); `compile_llvm(llvm_ir, target)` optimises it
-for the target and returns the optimised LLVM IR text (what runtime.jit consumes).
+function per ir function (ABI in codegen/entry.py); `compile_object(llmod, target)` optimises it
+for the target and returns object code (what runtime.jit loads). Submodules load on first use, so
+importing one kernel family (e.g. codegen.fft) does not pull in the graph code generator.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
-
-from llvmlite import ir as L
-
-from .entry import CodegenOptions, emit_entry
-from .targets import Target, emit_assembly, emit_object, host_target, named_target, optimize
-from .targets.base import parse
 
 llvm_log = logging.getLogger("aot.llvm")
 
 __all__ = [
     "CodegenOptions",
     "Target",
+    "compile_assembly",
     "compile_object",
     "host_target",
     "lower_module",
@@ -27,9 +24,27 @@ __all__ = [
     "optimize_ir",
 ]
 
+_LAZY = {
+    "CodegenOptions": "codegen.entry",
+    "Target": "codegen.targets",
+    "host_target": "codegen.targets",
+    "named_target": "codegen.targets",
+}
 
-def lower_module(module, target: Target | None = None, options: CodegenOptions | None = None) -> L.Module:
-    """Emit every function of an ir Module as a graph entry function."""
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'codegen' has no attribute {name!r}")
+
+
+def lower_module(module, target=None, options=None):
+    """Emit every function of an ir Module as a graph entry function (an llvmlite ir.Module)."""
+    from llvmlite import ir as L
+
+    from .entry import CodegenOptions, emit_entry
+    from .targets import host_target
+
     target = target or host_target()
     options = options or CodegenOptions()
     llmod = L.Module(name=module.name)
@@ -41,9 +56,12 @@ def lower_module(module, target: Target | None = None, options: CodegenOptions |
     return llmod
 
 
-def optimize_ir(llmod: L.Module | str, target: Target | None = None) -> str:
+def optimize_ir(llmod, target=None) -> str:
     """Verify, then optimise at the target's level; returns the optimised LLVM IR text (and logs
     its assembly on "aot.asm" when that logger is enabled)."""
+    from .targets import emit_assembly, host_target, optimize
+    from .targets.base import parse
+
     target = target or host_target()
     ref = optimize(parse(str(llmod)), target)
     if logging.getLogger("aot.asm").isEnabledFor(logging.INFO):
@@ -51,11 +69,17 @@ def optimize_ir(llmod: L.Module | str, target: Target | None = None) -> str:
     return str(ref)
 
 
-def compile_object(llmod: L.Module | str, target: Target | None = None) -> bytes:
+def compile_object(llmod, target=None) -> bytes:
+    from .targets import emit_object, host_target, optimize
+    from .targets.base import parse
+
     target = target or host_target()
     return emit_object(optimize(parse(str(llmod)), target), target)
 
 
-def compile_assembly(llmod: L.Module | str, target: Target | None = None) -> str:
+def compile_assembly(llmod, target=None) -> str:
+    from .targets import emit_assembly, host_target, optimize
+    from .targets.base import parse
+
     target = target or host_target()
     return emit_assembly(optimize(parse(str(llmod)), target), target)

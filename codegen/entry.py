@@ -252,7 +252,7 @@ def entry_rule(*names: str):
 
 def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) -> L.Function:
     """Emit `i32 func.name(ptr data, ptr meta)` for an ir Func."""
-    from . import graph_ops  # noqa: F401  (fills ENTRY_LOWERINGS)
+    from . import graph_fft, graph_ops  # noqa: F401  (fill ENTRY_LOWERINGS)
 
     fn = L.Function(module, L.FunctionType(I32, [PTR, PTR]), name=func.name)
     data, meta = fn.args

@@ -456,12 +456,34 @@ def _insert_dim(d: Desc, k: int) -> Desc:
 
 @entry_rule("matmul")
 def _matmul(ectx: EntryCtx, op, a, b, out):
-    """numpy matmul as a reduction over K of the iteration space (batch..., M, N, K).
+    """numpy matmul. 2-D f32/f64 matrices take the blocked kernel (kernels/matmul.py) when the
+    result is contiguous along N and K > 0 (checked at run time; K == 0 must write zeros);
+    everything else (1-D operands, batch dims, other dtypes and layouts) is a reduction over K of
+    the iteration space (batch..., M, N, K)."""
+    from .kernels import matmul as mm
 
-    Correct for every layout and dtype (1-D operands, broadcast batch dims) but not blocked:
-    the K loop is vectorised only when both operands are contiguous along K."""
     (o,) = _outputs(ectx, op, out)
     dt = op.results[0].type.dtype
+    if a.rank == 2 and b.rank == 2 and mm.supported(ectx.target, a.dtype, b.dtype, dt):
+        bld = ectx.builder
+        ok = bld.and_(bld.icmp_signed("==", o.strides[1], i64(1)), bld.icmp_signed(">", a.shape[1], i64(0)))
+        with bld.if_else(ok) as (blocked, general):
+            with blocked:
+                kern = mm.emit_matmul(ectx.module, ectx.target, ectx.kernel_name("mm"), dt, ectx.helpers)
+                m, k, n = a.shape[0], a.shape[1], b.shape[1]
+                slots = [a.data, b.data, o.data, m, n, k, *a.strides, *b.strides, o.strides[0]]
+                work = ectx.numel([m, n, k])
+                ectx.call_kernel(kern, slots, mm.tiles(bld, m), 1, work=work)
+            with general:
+                _matmul_reduce(ectx, op, a, b, o, dt)
+        return [o]
+    _matmul_reduce(ectx, op, a, b, o, dt)
+    return [o]
+
+
+def _matmul_reduce(ectx: EntryCtx, op, a: Desc, b: Desc, o: Desc, dt) -> None:
+    """matmul as a reduction over K (correct for every layout and dtype; vectorised along K only
+    when both operands are contiguous along K)."""
     a2 = _insert_dim(a, 0) if a.rank == 1 else a  # (..., M, K)
     b2 = _insert_dim(b, 1) if b.rank == 1 else b  # (..., K, N)
     o2 = _insert_dim(o, o.rank) if b.rank == 1 else o
@@ -489,7 +511,6 @@ def _matmul(ectx: EntryCtx, op, a, b, out):
     block.append(Operation("yield", list(prod.results), []))
     kind = "any" if dt.is_bool else "sum"
     run_reduce(ectx, shape, (len(shape) - 1,), kind, dt, False, block, [a3, b3], o2)
-    return [o]
 
 
 # --- take ------------------------------------------------------------------------------------------

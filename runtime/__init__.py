@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from .buffers import ENTRY_CTYPE, TRAMPOLINE_CTYPE, ArgPacker, ArgSpec, Signature, ffi
+from .buffers import ARRAY_LAYOUT, ENTRY_TYPE, TRAMPOLINE_TYPE, ArgPacker, ArgSpec, Signature, function_at
 
 __all__ = ["ArgSpec", "JitFunction", "NativeError", "Signature", "default_num_threads", "load"]
 
@@ -43,27 +43,51 @@ def default_num_threads() -> int:
 
 class JitFunction:
     """A compiled graph entry callable with numpy arrays; returns a tuple of outputs
-    (or the single output when the function has one)."""
+    (or the single output when the function has one, unless `tuple_outputs`).
 
-    def __init__(self, address: int, signature: Signature, keepalive=None):
+    `fast` (None for signatures with symbolic dims) is the hot path: `fast(*arrays)` returns the
+    outputs like a call does, or None when the arrays are not exactly C-contiguous ndarrays of the
+    signature's dtypes and shapes (then call the JitFunction, which checks and handles any strides).
+    """
+
+    def __init__(self, address: int, signature: Signature, keepalive=None, *, tuple_outputs: bool = False):
         self.signature = signature
         self.address = address
+        self.tuple_outputs = tuple_outputs
+        self._fn = function_at(ENTRY_TYPE, address)
+        self._packer = ArgPacker(signature)
+        self._keepalive = keepalive
+        trampoline = None
+        if ARRAY_LAYOUT is not None and self._packer.all_static:
+            from .jit import array_trampoline
+
+            trampoline = function_at(TRAMPOLINE_TYPE, array_trampoline(ARRAY_LAYOUT))
+        self._trampoline = trampoline
+        self.fast = self.fast_function(unwrap=not tuple_outputs)
+
+    def fast_function(self, unwrap: bool, guard=None):
+        """A `fast` returning one array (`unwrap`, one output) or a tuple. Static signatures check
+        everything natively; with symbolic dims `guard(arrays)` (the caller's shape guards) must be
+        given, else there is none (None)."""
+        p = self._packer
+        if p.all_static:
+            return p.fast_function(self.address, self._trampoline, self._fail, unwrap)
+        if guard is None or ARRAY_LAYOUT is None:
+            return None
         from .jit import array_trampoline
 
-        self._fn = ffi.cast(ENTRY_CTYPE, address)
-        self._packer = ArgPacker(signature, ffi.cast(TRAMPOLINE_CTYPE, array_trampoline()))
-        self._keepalive = keepalive
-        self._entry = ffi.cast("void *", address)
+        strided = function_at(TRAMPOLINE_TYPE, array_trampoline(ARRAY_LAYOUT, strided=True))
+        return p.strided_fast_function(self.address, strided, self._fail, unwrap, guard)
+
+    def returning_tuples(self) -> JitFunction:
+        """The same function, always returning a tuple of outputs."""
+        return JitFunction(self.address, self.signature, self._keepalive, tuple_outputs=True)
 
     def __call__(self, *args):
-        p = self._packer
-        if p.fast is not None:
-            res = p.fast(self._entry, *args) if len(args) == p.n_in else None
+        if self.fast is not None:
+            res = self.fast(*args)
             if res is not None:
-                outs, rc = res
-                if rc:
-                    self._fail(rc)
-                return outs[0] if len(outs) == 1 else tuple(outs)
+                return res
         return self._call_general(args)
 
     def _fail(self, rc: int):
@@ -71,13 +95,16 @@ class JitFunction:
 
     def _call_general(self, args):
         p = self._packer
+        # generated code reads native byte order: swap other arrays (same values, numpy's dtype rules)
+        args = [a.astype(a.dtype.newbyteorder("=")) if isinstance(a, np.ndarray) and not a.dtype.isnative else a
+                for a in args]
         env = p.check(args)
         outs = [np.empty(shape, dt) for shape, dt in zip(p.output_shapes(env), p.out_dtypes, strict=False)]
         data, meta = p.pack(list(args) + outs)
         rc = self._fn(data, meta)
         if rc:
             self._fail(rc)
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return outs[0] if len(outs) == 1 and not self.tuple_outputs else tuple(outs)
 
 
 def load(llvm_ir, entry: str, signature: Signature, *, optimize: bool = True) -> JitFunction:

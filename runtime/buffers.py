@@ -11,12 +11,28 @@ import math
 import operator
 from dataclasses import dataclass
 
-import cffi
+import _cffi_backend as _cffi  # the cffi runtime itself: cffi.FFI() would import pycparser (~30 ms)
 import numpy as np
 
-ffi = cffi.FFI()
-ENTRY_CTYPE = "int32_t(*)(void *[], int64_t[])"
-TRAMPOLINE_CTYPE = "int32_t(*)(void *, intptr_t[], int64_t, int64_t, int64_t[])"
+_I32 = _cffi.new_primitive_type("int32_t")
+_I64 = _cffi.new_primitive_type("int64_t")
+_INTPTR = _cffi.new_primitive_type("intptr_t")
+_I64_PTR = _cffi.new_pointer_type(_I64)
+_INTPTR_PTR = _cffi.new_pointer_type(_INTPTR)
+_I64_ARRAY = _cffi.new_array_type(_I64_PTR, None)
+# int32 entry(void **data, int64 *meta): data pointers are passed as integers
+ENTRY_TYPE = _cffi.new_function_type((_INTPTR_PTR, _I64_PTR), _I32, 0)
+# int32 aot_call_checked(int64 *ctx, intptr *objs)
+TRAMPOLINE_TYPE = _cffi.new_function_type((_I64_PTR, _INTPTR_PTR), _I32, 0)
+
+
+def function_at(ctype, address: int):
+    """A callable cffi function pointer of type `ctype` (ENTRY_TYPE, TRAMPOLINE_TYPE) at `address`."""
+    return _cffi.cast(ctype, address)
+
+
+def int64_array(values: list[int]):
+    return _cffi.newp(_I64_ARRAY, values)
 
 
 # names sympy prints in size expressions (str(expr)), evaluated on Python ints
@@ -30,21 +46,38 @@ _SHAPE_FUNCS = {
 }
 
 
-def _find_data_offset() -> int | None:
-    """Byte offset of the data pointer inside a numpy array object (PyArrayObject_fields.data),
-    found by probing rather than assumed; None if it cannot be found."""
+# PyArrayObject_fields (numpy's public struct, the same in numpy 1.x and 2.x on 64-bit targets)
+_NUMPY_LAYOUT = (("type", 8), ("data", 16), ("nd", 24), ("dims", 32), ("strides", 40), ("descr", 56))
+
+
+def _probe_array_layout() -> tuple[tuple[str, int], ...] | None:
+    """The byte offsets of an array object's fields that the native argument check reads, verified
+    on two arrays of this process (the pointer fields only after every plain field matched, so a
+    different layout is never dereferenced); None when they do not match (the hot path then checks
+    arrays in Python)."""
     import ctypes
 
-    probe = np.arange(3.0)
-    want = probe.ctypes.data
-    base = id(probe)
-    for off in range(8, 129, 8):
-        if ctypes.c_void_p.from_address(base + off).value == want:
-            return off
-    return None
+    off = dict(_NUMPY_LAYOUT)
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        return None
+
+    def word(a, o):
+        return ctypes.c_void_p.from_address(id(a) + o).value or 0
+
+    def int64s(p, n):
+        return [ctypes.c_int64.from_address(p + 8 * k).value for k in range(n)]
+
+    for a in (np.zeros((3, 5), np.float32), np.zeros((7, 2, 9), np.int64)[:, :, ::2]):
+        plain = (word(a, off["type"]) == id(np.ndarray) and word(a, off["data"]) == a.ctypes.data
+                 and ctypes.c_int32.from_address(id(a) + off["nd"]).value == a.ndim
+                 and word(a, off["descr"]) == id(a.dtype))
+        if not plain or int64s(word(a, off["dims"]), a.ndim) != list(a.shape) \
+                or int64s(word(a, off["strides"]), a.ndim) != list(a.strides):
+            return None
+    return _NUMPY_LAYOUT
 
 
-DATA_OFFSET = _find_data_offset()
+ARRAY_LAYOUT = _probe_array_layout()
 
 
 @dataclass(frozen=True)
@@ -69,7 +102,7 @@ class Signature:
 
 
 class ArgPacker:
-    def __init__(self, sig: Signature, trampoline=None):
+    def __init__(self, sig: Signature):
         self.sig = sig
         self.n_in = len(sig.inputs)
         self.n_data = self.n_in + len(sig.outputs)
@@ -90,49 +123,107 @@ class ArgPacker:
             for s in sig.outputs
         ]
         self.static_out = all(isinstance(d, int) for s in sig.outputs for d in s.shape)
-        self._prepare_fast_path(trampoline)
+        self.all_static = all(isinstance(d, int) for s in sig.inputs + sig.outputs for d in s.shape)
+        self.meta = int64_array(self.pack_meta_static() or [0]) if self.all_static else None
 
-    def _prepare_fast_path(self, trampoline=None) -> None:
-        """All shapes static: for C-contiguous arguments the meta array is a constant, and a
-        per-signature function (generated Python, unrolled per argument) does the whole call.
-        With `trampoline` (runtime.jit.array_trampoline) the native side reads each array's data
-        pointer from the array object, so Python passes only id(array)."""
-        specs = self.sig.inputs + self.sig.outputs
-        self.fast = None
-        if not all(isinstance(d, int) for s in specs for d in s.shape):
-            return
+    def pack_meta_static(self) -> list[int]:
+        """The meta array for C-contiguous arguments of the static shapes."""
         meta = []
-        env = {
-            "ndarray": np.ndarray,
-            "empty": np.empty,
-            "buf": ffi.from_buffer,
-            "tramp": trampoline,
-            "off": DATA_OFFSET,
-            "n": len(specs),
-        }
-        lines = [f"def fast(fn, {', '.join(f'a{i}' for i in range(self.n_in))}):"]
-        for i, (s, size) in enumerate(zip(specs, self.itemsizes, strict=False)):
-            st = _c_strides(s.shape)
-            meta += list(s.shape) + st
-            env[f"dt{i}"], env[f"sh{i}"] = np.dtype(s.dtype), tuple(s.shape)
-            env[f"st{i}"] = tuple(x * size for x in st)
-            if i < self.n_in:
-                lines.append(
-                    f"    if type(a{i}) is not ndarray or a{i}.dtype != dt{i} or a{i}.shape != sh{i} "
-                    f"or a{i}.strides != st{i}: return None"
-                )
-            else:
-                lines.append(f"    a{i} = empty(sh{i}, dt{i})")
-        env["meta"] = ffi.new("int64_t[]", meta or [0])
-        outs = ", ".join(f"a{i}" for i in range(self.n_in, len(specs)))
-        if trampoline is not None and DATA_OFFSET is not None:
-            ids = ", ".join(f"id(a{i})" for i in range(len(specs)))
-            lines.append(f"    return ({outs},), tramp(fn, [{ids}], n, off, meta)")
+        for s in self.sig.inputs + self.sig.outputs:
+            meta += list(s.shape) + _c_strides(s.shape)
+        return meta
+
+    def fast_function(self, entry: int, trampoline, fail, unwrap: bool):
+        """`fast(*arrays)` for static signatures (None otherwise): the outputs (one array when
+        `unwrap` and there is one, else a tuple), or None when the arguments are not exactly
+        C-contiguous ndarrays of the signature's dtypes and shapes (the caller then takes the
+        general path). Generated per signature so a call is a few Python operations: allocate the
+        outputs, then one native call (`trampoline`, runtime.jit.array_trampoline) that checks the
+        inputs against a table and unpacks their data pointers. `fail(rc)` raises for a non-zero
+        status of the entry."""
+        if not self.all_static:
+            return None
+        specs = self.sig.inputs + self.sig.outputs
+        n_in = self.n_in
+        env = {"empty": np.empty, "fail": fail, "meta": self.meta, "ndarray": np.ndarray}
+        lines = ["def fast(*A):", f"    if len(A) != {n_in}: return None"]
+        for i in range(n_in, len(specs)):
+            env[f"sh{i}"], env[f"dt{i}"] = tuple(specs[i].shape), np.dtype(specs[i].dtype)
+            lines.append(f"    a{i} = empty(sh{i}, dt{i})")
+        outs = [f"a{i}" for i in range(n_in, len(specs))]
+        if trampoline is not None and ARRAY_LAYOUT is not None:
+            meta_addr = int(_cffi.cast(_INTPTR, self.meta))  # env["meta"] keeps it alive
+            env["call"], env["ctx"] = trampoline, int64_array([entry, len(specs), meta_addr, *self._check_table()])
+            ids = ", ".join([f"id(A[{i}])" for i in range(n_in)] + [f"id({o})" for o in outs])
+            lines.append(f"    rc = call(ctx, [{ids}])")
+            lines.append("    if rc:")
+            lines.append("        if rc < 0: return None")
+            lines.append("        fail(rc)")
+        else:  # no native checks: the same conditions in Python
+            for i, (s, size) in enumerate(zip(self.sig.inputs, self.itemsizes, strict=False)):
+                env[f"sh{i}"], env[f"dt{i}"] = tuple(s.shape), np.dtype(s.dtype)
+                env[f"st{i}"] = tuple(x * size for x in _c_strides(s.shape))
+                lines.append(f"    if type(A[{i}]) is not ndarray or A[{i}].dtype != dt{i} or "
+                             f"A[{i}].shape != sh{i} or A[{i}].strides != st{i}: return None")
+            env["call"] = function_at(ENTRY_TYPE, entry)
+            ptrs = ", ".join([f"A[{i}].ctypes.data" for i in range(n_in)] + [f"{o}.ctypes.data" for o in outs])
+            lines.append(f"    rc = call([{ptrs}], meta)")
+            lines.append("    if rc: fail(rc)")
+        if unwrap and len(outs) == 1:
+            lines.append(f"    return {outs[0]}")
         else:
-            ptrs = ", ".join(f"buf(a{i})" for i in range(len(specs)))
-            lines.append(f"    return ({outs},), fn([{ptrs}], meta)")
+            lines.append(f"    return ({', '.join(outs)},)")
         exec(compile("\n".join(lines), f"<fast call {self.sig.name}>", "exec"), env)
-        self.fast = env["fast"]
+        return env["fast"]
+
+    def strided_fast_function(self, entry: int, trampoline, fail, unwrap: bool, guard):
+        """`fast(*arrays)` for signatures with symbolic dims: `guard(arrays)` (the cache entry's
+        guards: dtypes, ranks, static dims, equal symbols, ranges) must hold; the symbols are read
+        from the input shapes, the outputs allocated from the signature's size expressions, and
+        `trampoline` (aot_call_strided) builds data and meta from the arrays, any strides. Returns
+        None for what it cannot handle (then the caller takes the general path)."""
+        sig, n_in = self.sig, self.n_in
+        symbols: dict[str, tuple[int, int]] = {}
+        for i, k, name in self.binders:
+            if not name.isidentifier():
+                return None
+            symbols.setdefault(name, (i, k))
+        funcs = {k: v for k, v in _SHAPE_FUNCS.items() if k != "__builtins__"}
+        env = {"empty": np.empty, "fail": fail, "guard": guard, "call": trampoline, **funcs}
+        lines = ["def fast(*A):", "    if not guard(A): return None"]
+        lines += [f"    {name} = A[{i}].shape[{k}]" for name, (i, k) in symbols.items()]
+        for j, s in enumerate(sig.outputs):
+            dims = []
+            for d in s.shape:
+                if isinstance(d, int):
+                    dims.append(str(d))
+                    continue
+                code = compile(str(d), "<shape>", "eval")
+                if not set(code.co_names) <= set(symbols) | set(funcs):
+                    return None
+                dims.append(f"int({d})")
+            env[f"dt{j}"] = np.dtype(s.dtype)
+            lines.append(f"    o{j} = empty(({', '.join(dims)}{',' if len(dims) == 1 else ''}), dt{j})")
+        table = [id(np.ndarray), n_in]
+        for n, s in enumerate(sig.inputs + sig.outputs):
+            table += [id(np.dtype(s.dtype)) if n < n_in else 0, s.rank, self.itemsizes[n]]
+        n_meta = max(1, self.n_meta)
+        env["ctx"] = int64_array([entry, len(sig.inputs + sig.outputs), n_meta, *table])
+        outs = [f"o{j}" for j in range(len(sig.outputs))]
+        ids = ", ".join([f"id(A[{i}])" for i in range(n_in)] + [f"id({o})" for o in outs])
+        lines += [f"    rc = call(ctx, [{ids}])", "    if rc:", "        if rc < 0: return None",
+                  "        fail(rc)"]
+        lines.append(f"    return {outs[0]}" if unwrap and len(outs) == 1 else f"    return ({', '.join(outs)},)")
+        exec(compile("\n".join(lines), f"<strided fast call {sig.name}>", "exec"), env)
+        return env["fast"]
+
+    def _check_table(self) -> list[int]:
+        """aot_call_checked's check table: ndarray's type, the input count, then per input its dtype
+        object, rank, dims and C-contiguous strides in bytes."""
+        table = [id(np.ndarray), self.n_in]
+        for s, size in zip(self.sig.inputs, self.itemsizes, strict=False):
+            table += [id(np.dtype(s.dtype)), len(s.shape), *s.shape, *(x * size for x in _c_strides(s.shape))]
+        return table
 
     def check(self, args) -> dict:
         """Validate the inputs; returns the symbol bindings."""
@@ -171,11 +262,11 @@ class ArgPacker:
         ]
 
     def pack(self, arrays: list[np.ndarray]):
-        """(data pointers, meta list) for inputs followed by outputs (any strides)."""
+        """(data pointers, meta array) for inputs followed by outputs (any strides)."""
         data = []
         meta = []
         for n, a in enumerate(arrays):
-            data.append(ffi.cast("void *", a.__array_interface__["data"][0]))
+            data.append(a.__array_interface__["data"][0])
             meta.extend(a.shape)
             size = self.itemsizes[n]
             st = a.strides
@@ -185,7 +276,7 @@ class ArgPacker:
                     f"of its item size {size}"
                 )
             meta.extend(s // size for s in st)
-        return data, meta or [0]
+        return data, int64_array(meta or [0])
 
 
 def _c_strides(shape) -> list[int]:

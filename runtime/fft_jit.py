@@ -29,3 +29,10 @@ class ObjectEngine:
 
     def address(self, name: str) -> int:
         return self._jit.address(name)
+
+    def export(self, name: str) -> int:
+        """Make `name` resolvable by code loaded into any engine of the process (compiled graphs
+        call the FFT kernels as external symbols); returns its address."""
+        addr = self.address(name)
+        llvm.add_symbol(name, addr)
+        return addr

@@ -60,6 +60,7 @@ class LibraryFiles:
     library: Path | None  # NAME.so (host targets)
     object: Path | None  # NAME.o (foreign targets: link it yourself, with wrapper)
     wrapper: Path | None  # NAME_abi.c (foreign targets)
+    extra_objects: tuple = ()  # NAME_<what>.o the object calls into (foreign targets: link them too)
 
 
 def find_cc() -> str:
@@ -70,11 +71,13 @@ def find_cc() -> str:
 
 
 def write_library(
-    spec: LibrarySpec, obj: bytes, out_dir: Path, *, link: bool = True, version: str = ""
+    spec: LibrarySpec, obj: bytes, out_dir: Path, *, link: bool = True, version: str = "",
+    extra_objects: dict[str, bytes] | None = None,
 ) -> LibraryFiles:
     """Write NAME.h and, with `link`, NAME.so (atomically; the object code and the wrapper source
     stay in a temporary directory). Without `link` (a foreign target), write NAME.o and
-    NAME_abi.c next to NAME.h for the target's toolchain."""
+    NAME_abi.c next to NAME.h for the target's toolchain. `extra_objects` ({what: object code},
+    e.g. the FFT kernels the graph calls) are linked in too, or written as NAME_<what>.o."""
     check_c_name(spec.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     n = spec.name
@@ -84,17 +87,29 @@ def write_library(
         wrapper, objpath = out_dir / f"{n}_abi.c", out_dir / f"{n}.o"
         wrapper.write_text(wrapper_source(spec))
         objpath.write_bytes(obj)
-        return LibraryFiles(header, None, objpath, wrapper)
+        extras = _write_objects(out_dir, n, extra_objects)
+        return LibraryFiles(header, None, objpath, wrapper, extras)
     lib = out_dir / f"{n}.so"
     with tempfile.TemporaryDirectory(prefix="aot-link-") as tmp:
         wrapper, objpath = Path(tmp) / f"{n}_abi.c", Path(tmp) / f"{n}.o"
         wrapper.write_text(wrapper_source(spec))
         objpath.write_bytes(obj)
-        _link(spec, header, wrapper, objpath, lib, Path(tmp))
+        extras = _write_objects(Path(tmp), n, extra_objects)
+        _link(spec, header, wrapper, objpath, lib, Path(tmp), extras)
     return LibraryFiles(header, lib, None, None)
 
 
-def _link(spec: LibrarySpec, header: Path, wrapper: Path, obj: Path, lib: Path, tmp: Path) -> None:
+def _write_objects(out_dir: Path, name: str, objects: dict[str, bytes] | None) -> tuple:
+    paths = []
+    for what, data in (objects or {}).items():
+        p = out_dir / f"{name}_{check_c_name(what)}.o"
+        p.write_bytes(data)
+        paths.append(p)
+    return tuple(paths)
+
+
+def _link(spec: LibrarySpec, header: Path, wrapper: Path, obj: Path, lib: Path, tmp: Path,
+          extras: tuple = ()) -> None:
     cc = find_cc()
     script = tmp / "exports.map"
     script.write_text(
@@ -103,7 +118,7 @@ def _link(spec: LibrarySpec, header: Path, wrapper: Path, obj: Path, lib: Path, 
     tmp_lib = lib.with_name(f".{lib.name}.{os.getpid()}.tmp")
     cmd = [
         cc, "-std=c11", "-O1", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Werror=implicit",
-        "-iquote", str(header.parent), str(wrapper), str(obj), "-o", str(tmp_lib),
+        "-iquote", str(header.parent), str(wrapper), str(obj), *map(str, extras), "-o", str(tmp_lib),
         f"-Wl,--version-script={script}", "-Wl,--as-needed", "-Wl,-z,defs", "-Wl,-z,now", "-lm", "-lpthread",
     ]  # fmt: skip
     log.debug("linking %s: %s", lib.name, " ".join(cmd))

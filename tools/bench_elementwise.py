@@ -49,10 +49,8 @@ def _loop(x, y):
 
 
 def _ploop(x, y):
-    import numba as nb
-
     out = np.empty_like(x)
-    for i in nb.prange(x.shape[0]):
+    for i in numba.prange(x.shape[0]):
         out[i] = np.sin(x[i]) * np.exp(-y[i]) + x[i] * y[i] / (1 + y[i] * y[i])
     return out
 
@@ -76,14 +74,14 @@ def run(sizes, dtypes):
                 else:
                     got = fn(x, y)
                     row[name] = median_time(lambda: fn(x, y))
-                tol = 1e-5 if dt == np.float32 else 1e-12
+                tol = 1e-5 if np.dtype(dt) == np.float32 else 1e-12
                 np.testing.assert_allclose(got, ref, rtol=tol, atol=tol, err_msg=name)
             rows.append(row)
     print_table("elementwise chain", rows)
 
 
 _MEM_CHILD = r"""
-import resource, sys, numpy as np
+import sys, numpy as np
 name, dt, n = sys.argv[1], sys.argv[2], int(float(sys.argv[3]))
 if name == "torch.compile":
     import torch
@@ -95,22 +93,29 @@ if isinstance(fn, tuple):
     import torch; tx, ty = torch.from_numpy(x), torch.from_numpy(y); call = lambda: fn[1](tx, ty)
 else:
     call = lambda: fn(x, y)
-small = np.ones(16, dt); (fn[1](torch.from_numpy(small), torch.from_numpy(small)) if isinstance(fn, tuple) else fn(small, small))
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-r = call(); peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print((peak - base) * 1024 / (n * np.dtype(dt).itemsize))
+call()  # compile for this shape; its output is freed again
+
+def kib(key):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key + ":"))
+
+with open("/proc/self/clear_refs", "w") as f:  # reset the peak (VmHWM) to the current RSS
+    f.write("5")
+base = kib("VmRSS")
+r = call()
+print((kib("VmHWM") - base) * 1024 / (n * np.dtype(dt).itemsize))
 """
 
 
 def memory(n=10_000_000, dt="float64"):
-    print(f"\n## peak extra memory for one call at N={n:.0e} {dt} (x output size; first call after a "
-          "small warm-up, so the compile of the new shape is included for aot)")
+    print(f"\n## peak extra memory for one call at N={n:.0e} {dt} (x output size, the output included; "
+          "peak resident set growth over a call after one warm-up call of the same shape)")
     names = list(contestants(dt))
     for name in names:
         out = subprocess.run([sys.executable, "-c", _MEM_CHILD, name, dt, str(n), os.path.abspath(__file__)],
                              capture_output=True, text=True)
-        val = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else \
-            f"error: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else '?'}"
+        val = f"{float(out.stdout.strip().splitlines()[-1]):.2f}" if out.returncode == 0 and out.stdout.strip() \
+            else f"error: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else '?'}"
         print(f"| {name} | {val} |")
 
 

@@ -33,18 +33,44 @@ print(t1 - t0, t2 - t1, f.cache_info()["compiles"])
 """
 
 
+# Fresh processes run with bytecode caching on, as an installed package has it (this repository's
+# environment may set PYTHONDONTWRITEBYTECODE, which would add compiling every module's source to
+# each figure); the .pyc files go to a private prefix, written by one warm-up process.
+_PYC = tempfile.mkdtemp(prefix="aot-bench-pyc-")
+
+
+def _env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return dict(env, PYTHONPYCACHEPREFIX=_PYC, **extra)
+
+
 def fresh_process(cache_dir: str) -> tuple[float, float]:
-    env = dict(os.environ, AOT_CACHE_DIR=cache_dir)
-    out = subprocess.run([sys.executable, "-c", _FIRST_CALL], capture_output=True, text=True, env=env,
-                         cwd=ROOT, check=True)
+    out = subprocess.run([sys.executable, "-c", _FIRST_CALL], capture_output=True, text=True,
+                         env=_env(AOT_CACHE_DIR=cache_dir), cwd=ROOT, check=True)
     imp, first, _ = out.stdout.split()
     return float(imp), float(first)
 
 
-def import_time(module: str) -> float:
-    code = f"import time; t=time.perf_counter(); import {module}; print(time.perf_counter()-t)"
+def first_calls(repeats: int = 3) -> tuple[float, float, float]:
+    """Medians over fresh processes of: import aot, first call with an empty disk cache, first call
+    with the cache the previous process left (after one warm-up process that writes the .pyc)."""
+    with tempfile.TemporaryDirectory() as d:
+        fresh_process(d)
+    imp, cold, warm = [], [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as d:
+            i, c = fresh_process(d)
+            warm.append(fresh_process(d)[1])
+        imp.append(i)
+        cold.append(c)
+    return tuple(sorted(v)[len(v) // 2] for v in (imp, cold, warm))
+
+
+def import_time(module: str, after: str = "time") -> float:
+    """Median seconds to import `module` in a fresh process that has already imported `after`."""
+    code = f"import time, {after}; t=time.perf_counter(); import {module}; print(time.perf_counter()-t)"
     times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                                  cwd=ROOT).stdout) for _ in range(5)]
+                                  env=_env(), cwd=ROOT).stdout) for _ in range(5)]
     return sorted(times)[2]
 
 
@@ -56,7 +82,9 @@ def call_overhead():
 
     x = np.ones(16)
     y = np.ones(16)
+    dyn = aot.compile(f, dynamic=True)  # symbolic N: guards in Python, then the strided native call
     rows = {"aot": batched_time(lambda c=aot.compile(f): c(x, y), inner=20000),
+            "aot dynamic=True": batched_time(lambda: dyn(x, y), inner=20000),
             "numpy": batched_time(lambda: f(x, y), inner=20000)}
     torch = optional("torch")
     numba = optional("numba")
@@ -74,13 +102,12 @@ if __name__ == "__main__":
     print("## call overhead, x*y+1 at N=16 (median per call)")
     for name, t in call_overhead().items():
         print(f"| {name} | {fmt_time(t)} |")
-    with tempfile.TemporaryDirectory() as d:
-        cold = fresh_process(d)
-        warm = fresh_process(d)
-    print("\n## fresh process (chain, N=1000)")
-    print(f"| import aot | {fmt_time(cold[0])} |")
-    print(f"| first call, empty disk cache (trace + compile + run) | {fmt_time(cold[1])} |")
-    print(f"| first call, warm disk cache | {fmt_time(warm[1])} |")
-    print("\n## import time (median of 5 fresh processes)")
-    for m in ("numpy", "aot", "llvmlite.binding", "sympy"):
-        print(f"| import {m} | {fmt_time(import_time(m))} |")
+    imp, cold, warm = first_calls()
+    print("\n## fresh process (chain, N=1000; median of 3)")
+    print(f"| import aot | {fmt_time(imp)} |")
+    print(f"| first call, empty disk cache (trace + compile + run) | {fmt_time(cold)} |")
+    print(f"| first call, warm disk cache | {fmt_time(warm)} |")
+    print("\n## import time (median of 5 fresh processes, numpy already imported for the others)")
+    print(f"| import numpy | {fmt_time(import_time('numpy'))} |")
+    for m in ("aot", "aot.compiler.capture", "codegen", "runtime", "llvmlite.binding", "sympy"):
+        print(f"| import {m} | {fmt_time(import_time(m, after='numpy'))} |")

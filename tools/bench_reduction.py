@@ -36,10 +36,8 @@ def _sumsq_loop(x, y):
 
 
 def _sumsq_ploop(x, y):
-    import numba as nb
-
     s = 0.0
-    for i in nb.prange(x.shape[0]):
+    for i in numba.prange(x.shape[0]):
         s += x[i] * x[i] + y[i]
     return s
 

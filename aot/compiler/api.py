@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fx._pytree import tree_flatten, tree_unflatten
+from ..fx._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
 from ..logs import artifact_logger
 from .backends import lookup_backend
 from .capture import GraphBreak, capture
-from .guards import build_guards, leaf_sources
+from .guards import build_guards, free_variable_guards, leaf_sources
 
 log = logging.getLogger(__name__)
 recompiles_log = artifact_logger("recompiles")
@@ -40,9 +40,10 @@ class CacheEntry:
     input_index: list[int]  # which flat leaves are graph inputs (arrays)
     lifted: list[Callable[[], Any]]  # fetchers for lifted arrays (parameters, captured globals)
     out_spec: Any
-    out_template: list  # per output leaf: ("graph", k) or ("const", value) or ("input", i)
+    out_template: list  # per output leaf: ("graph", k) or ("const", value)
     gm: Any
     hits: int = 0
+    fast: Any = None  # None: not decided yet; False: none; else fast(*arrays) -> result or None
 
 
 @dataclass
@@ -76,11 +77,21 @@ class CompiledFunction:
 
     # --- calling -----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if not kwargs:  # hot path: plain positional arrays, checked and unpacked natively
+            for entry in self._entries:
+                if entry.fast:
+                    out = entry.fast(*args)
+                    if out is not None:
+                        entry.hits += 1
+                        self._stats.hits += 1
+                        return out
         leaves, spec = tree_flatten((args, kwargs)) if kwargs else tree_flatten(args)
         for entry in self._entries:
             if entry.guards.check(leaves):
                 entry.hits += 1
                 self._stats.hits += 1
+                if entry.fast is None:
+                    entry.fast = _fast_path(entry, args, kwargs, leaves)
                 return self._run(entry, leaves)
         if self._eager_reason is not None:
             return self._fn(*args, **kwargs)
@@ -139,7 +150,8 @@ class CompiledFunction:
             cap = capture(self._fn, args, kwargs, leaves, spec, module=self._module, dynamic=dynamic, names=names)
         finally:
             _compiling.depth -= 1
-        gset = build_guards(cap, leaves, names=names)
+        extra, env = free_variable_guards(self._fn)
+        gset = build_guards(cap, leaves, extra, env, names=names)
         guards_log.info("guards for %s:\n  %s", getattr(self._fn, "__qualname__", self._fn),
                         "\n  ".join(gset.texts))
         example = [leaves[i] for i in cap.input_index] + [f() for f in cap.lifted]
@@ -184,6 +196,36 @@ class CompiledFunction:
 
     def __repr__(self) -> str:
         return f"<aot compiled {getattr(self._fn, '__qualname__', self._fn)} backend={self._backend_name}>"
+
+
+def _fast_path(entry: CacheEntry, args: tuple, kwargs: dict, leaves: list):
+    """The runner's `fast(*arrays)` when calls with exactly these positional arrays need no
+    flattening or remapping: every argument is an array fed to the graph in order (then the lifted
+    parameters, fetched per call), and the graph's outputs are the result as they are (one array,
+    or a flat tuple). It checks the guards (or, for static shapes, dtype, shape and layout
+    natively, which imply them; lifted arrays are checked the same way)."""
+    make = getattr(entry.runner, "fast_function", None)
+    n_out = len(entry.out_template)
+    if (make is None or kwargs or len(leaves) != len(args)
+            or entry.input_index != list(range(len(args)))
+            or entry.out_template != [("graph", k) for k in range(n_out)]):
+        return False
+    if entry.out_spec == LeafSpec and n_out == 1:
+        unwrap = True
+    elif entry.out_spec == TreeSpec("tuple", (), (LeafSpec,) * n_out):
+        unwrap = False
+    else:
+        return False
+    # the guards see the call's leaves only: with lifted arrays, static signatures only (guard=None)
+    fast = make(unwrap=unwrap, guard=None if entry.lifted else entry.guards.check)
+    if not fast:
+        return False
+    if not entry.lifted:
+        return fast
+    from numpy import asarray  # Parameters subclass ndarray: the native check wants the exact type
+
+    lifted = entry.lifted
+    return lambda *a: fast(*a, *[asarray(f()) for f in lifted])
 
 
 def _unwrap_module(fn):

@@ -221,7 +221,10 @@ class CaptureTracer:
         types = [v.meta.ir_type for v in vals]
         if self.dyn is not None:
             types = [ir.TensorType(t.dtype, self.dyn.canonical(t.shape)) for t in types]
-        result_types = ir.opdef.infer_result_types(op, types, dict(attrs))
+        try:
+            result_types = ir.opdef.infer_result_types(op, types, dict(attrs))
+        except ir.OpError as e:  # name the user's line: the op alone does not say where
+            raise ValueError(f"{e} (at {user_frame_summary()})") from e
         if self.dyn is not None:
             result_types = [ir.TensorType(t.dtype, self.dyn.canonical(t.shape)) for t in result_types]
         args = tuple(v.node for v in vals)
@@ -328,7 +331,7 @@ def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False, names
     with deciding(dyn):
         result = fn(*targs, **tkwargs)
         out_leaves, out_spec = tree_flatten(result)
-        graph_outs, template = _outputs(tracer, out_leaves, traced_leaves, input_index)
+        graph_outs, template = _outputs(tracer, out_leaves)
     _order_placeholders(tracer)
     if dyn is not None:  # after `s1 == s0` was guarded, inputs are typed with s0 alone
         for node in tracer.graph.nodes:
@@ -342,16 +345,12 @@ def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False, names
                    dyn.symbolic if dyn is not None else {}, dyn)
 
 
-def _outputs(tracer, out_leaves, traced_leaves, input_index):
+def _outputs(tracer, out_leaves):
     graph_outs, template = [], []
-    arg_nodes = _arg_nodes(traced_leaves)
     for leaf in out_leaves:
-        if isinstance(leaf, TracedArray):
-            if leaf.node.op == "placeholder" and leaf.node in arg_nodes:
-                template.append(("input", input_index[arg_nodes.index(leaf.node)]))
-            else:
-                template.append(("graph", len(graph_outs)))
-                graph_outs.append(leaf.node)
+        if isinstance(leaf, TracedArray):  # inputs returned as they are come back as fresh copies
+            template.append(("graph", len(graph_outs)))
+            graph_outs.append(leaf.node)
         elif isinstance(leaf, np.ndarray):
             template.append(("graph", len(graph_outs)))
             graph_outs.append(tracer.lift(leaf).node)
@@ -360,10 +359,6 @@ def _outputs(tracer, out_leaves, traced_leaves, input_index):
         else:
             template.append(("const", leaf))
     return graph_outs, template
-
-
-def _arg_nodes(traced_leaves) -> list:
-    return [t.node for t in traced_leaves if isinstance(t, TracedArray)]
 
 
 def _order_placeholders(tracer: CaptureTracer) -> None:
@@ -392,13 +387,19 @@ def _named_buffers(module):
 
 
 def _attr_fetcher(module, dotted: str):
-    parts = dotted.split(".")
+    """Fetch module.a.b.weight at call time, walking the modules' own dicts: Module.__getattr__
+    costs microseconds per level, and a submodule or parameter replaced since tracing is seen."""
+    *path, leaf = dotted.split(".")
 
     def fetch():
-        obj = module
-        for p in parts:
-            obj = getattr(obj, p)
-        return obj
+        owner = module
+        for p in path:
+            owner = owner.__dict__["_modules"][p]
+        d = owner.__dict__
+        value = d["_parameters"].get(leaf)
+        if value is None:
+            value = d["_buffers"].get(leaf)
+        return value if value is not None else getattr(owner, leaf)
 
     return fetch
 

@@ -125,9 +125,11 @@ class KnownFacts:
         raise ValueError(f"the shape fact {rel} is not implied by the guards of this entry")
 
     def eq(self, a, b) -> bool:
+        """Equal only when the guards imply it (an unknown answer is "not known equal", which
+        every rule treats conservatively: no rewrite, or the shape error tracing would raise)."""
         import sympy
 
-        return self._known(sympy.Eq(sympy.sympify(a), sympy.sympify(b)))
+        return bool(self.env.statically_known_true(sympy.Eq(sympy.sympify(a), sympy.sympify(b))))
 
     def le(self, a, b) -> bool:
         import sympy

@@ -55,6 +55,14 @@ def _rename(text: str, names: list[str] | None) -> str:
     return _LEAF.sub(lambda m: names[int(m.group(1))], text)
 
 
+def _show_consts(text: str, consts: dict) -> str:
+    """CONST3 -> its repr, TYPE3 -> its type name, for the texts users read."""
+    for key in sorted(consts, key=len, reverse=True):
+        v = consts[key]
+        text = text.replace(key, v.__name__ if key.startswith("TYPE") else repr(v))
+    return text
+
+
 def _describe_failure(text: str, leaves: list, names: list[str] | None = None) -> str:
     i = _leaf_of(text, names)
     if i is None:
@@ -78,9 +86,11 @@ def _leaf_guards(i: int, leaf: Any, kind, dyn_dims: set[int]) -> tuple[list[str]
         g += [f"L[{i}].shape[{d}] == {n}" for d, n in dims.items()]
         return g, dims
     value = kind[1]
-    if value is None or isinstance(value, (bool, int, float, complex, str)):
-        return [f"type(L[{i}]) is {type(value).__name__}", f"L[{i}] == {value!r}"] if value is not None \
-            else [f"L[{i}] is None"], {}
+    if value is None:
+        return [f"L[{i}] is None"], {}
+    if isinstance(value, (bool, int, float, complex, str, np.generic)):
+        # exact type (True is not 1, np.float64(3) is not 3.0) and value, both bound by name
+        return [f"type(L[{i}]) is TYPE{i}", f"L[{i}] == CONST{i}"], {}
     return [f"L[{i}] is CONST{i}"], {}
 
 
@@ -93,10 +103,10 @@ def _dtype_src(dt: np.dtype) -> str:
     return _DTYPE_NAMES.get(dt.str, f"dtype({dt.str!r})")
 
 
-def build_guards(cap, leaves: list, extra: list[str] | None = None, env: dict | None = None,
+def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, env: dict | None = None,
                  names: list[str] | None = None) -> GuardSet:
-    """One GuardSet from the capture's leaves (plus extra guard sources, e.g. from a ShapeEnv).
-    `names` are readable sources of the leaves (`L['x']`), used in the texts shown to users."""
+    """One GuardSet from the capture's leaves, plus `extra` (source, readable text) guards whose
+    names `env` binds. `names` are readable sources of the leaves (`L['x']`) used in the texts."""
     texts, static_dims = [f"len(L) == {len(leaves)}"], {}
     consts = {}
     for i, (leaf, kind) in enumerate(zip(leaves, cap.leaf_kinds)):
@@ -104,9 +114,10 @@ def build_guards(cap, leaves: list, extra: list[str] | None = None, env: dict | 
         texts += g
         if kind == "array":
             static_dims[i] = dims
-        elif g == [f"L[{i}] is CONST{i}"]:
-            consts[f"CONST{i}"] = kind[1]
-    texts += list(extra or [])
+        else:
+            consts[f"CONST{i}"], consts[f"TYPE{i}"] = kind[1], type(kind[1])
+    extra_readable = {src: text for src, text in (extra or [])}
+    texts += list(extra_readable)
     namespace = {"ndarray": np.ndarray, "dtype": np.dtype, **consts, **(env or {})}
     namespace.update({name: np.dtype(code) for code, name in _DTYPE_NAMES.items()})
     shape_texts = []
@@ -118,7 +129,7 @@ def build_guards(cap, leaves: list, extra: list[str] | None = None, env: dict | 
     source = "def check(L):\n    try:\n        return (" + "\n            and ".join(texts) + ")\n" \
              "    except (IndexError, AttributeError, TypeError):\n        return False\n"
     exec(compile(source, "<aot guards>", "exec"), namespace)
-    readable = [_rename(t, names) for t in texts]
+    readable = [extra_readable.get(t) or _show_consts(_rename(t, names), consts) for t in texts]
     singles = [(r, eval(compile(f"lambda L: {t}", "<aot guard>", "eval"), namespace))
                for r, t in zip(readable, texts)]
     n_shape = len(shape_texts)
@@ -169,3 +180,33 @@ def _paths(tree, prefix: str, out: list[str]) -> None:
             _paths(v, f"{prefix}[{i}]", out)
     else:
         out.append(prefix)
+
+
+_SCALARS = (bool, int, float, complex, str, np.generic)
+
+
+def free_variable_guards(fn) -> tuple[list[tuple[str, str]], dict]:
+    """Guards on the Python scalars `fn` reads from its closure and globals: they were baked into
+    the graph as constants, so a changed value must not reuse the entry."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return [], {}
+    out, env = [], {}
+    cells = getattr(fn, "__closure__", None) or ()
+    for k, (name, cell) in enumerate(zip(code.co_freevars, cells)):
+        try:
+            v = cell.cell_contents
+        except ValueError:  # not yet bound
+            continue
+        if isinstance(v, _SCALARS):
+            env[f"CELL{k}"], env[f"CV{k}"], env[f"CT{k}"] = cell, v, type(v)
+            out.append((f"type(CELL{k}.cell_contents) is CT{k} and CELL{k}.cell_contents == CV{k}",
+                        f"closure variable {name} == {v!r}"))
+    g = getattr(fn, "__globals__", {})
+    for k, name in enumerate(code.co_names):
+        v = g.get(name)
+        if isinstance(v, _SCALARS):
+            env["GLOBALS"], env[f"GV{k}"], env[f"GT{k}"] = g, v, type(v)
+            out.append((f"type(GLOBALS.get({name!r})) is GT{k} and GLOBALS.get({name!r}) == GV{k}",
+                        f"global {name} == {v!r}"))
+    return out, env

@@ -27,6 +27,8 @@ graph_log = artifact_logger("graph")
 PIPELINE = ("canonicalize", "fold", "canonicalize", "cse", "dce", "fuse", "dce")
 
 _loaded: dict[str, int] = {}  # cache key -> entry address in the process-wide JIT engine
+# where this process's native code came from: LLVM runs, disk-cache loads, in-process reuses
+STATS = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
 _lock = threading.Lock()
 
 
@@ -107,9 +109,7 @@ def compile_graph(gm, example_inputs, options: dict):
         return lambda *a: ()
     fn = load_module(module, options, facts_of(gm))
     log.debug("llvm backend: compiled in %.1f ms", 1e3 * (time.perf_counter() - t0))
-    if len(func.result_types) == 1:
-        return lambda *a: (fn(*a),)
-    return fn
+    return fn.returning_tuples()  # its `fast` is CompiledFunction's hot path
 
 
 def load_module(module: ir.Module, options: dict, facts=None):
@@ -127,11 +127,14 @@ def load_module(module: ir.Module, options: dict, facts=None):
     sig = signature_of(func, name)
     with _lock:
         addr = _loaded.get(key)
+        STATS["memory_hits"] += addr is not None
         if addr is None:
             engine = default_engine()
             disk = DiskCache() if options.get("disk_cache", True) else None
             obj = disk.get(key) if disk is not None else None
+            STATS["disk_hits"] += obj is not None
             if obj is None:
+                STATS["compiles"] += 1
                 func.name = name
                 try:
                     with deciding(facts):
@@ -141,7 +144,18 @@ def load_module(module: ir.Module, options: dict, facts=None):
                     func.name = "main"
                 if disk is not None:
                     disk.put(key, obj)
+            _load_fft_kernels(func)
             engine.add_object(obj)
             addr = engine.address(name)
             _loaded[key] = addr
     return JitFunction(addr, sig)
+
+
+def _load_fft_kernels(func: ir.Func) -> None:
+    """Load the FFT kernels a graph calls, so that their symbols resolve when its object loads."""
+    from codegen.graph_fft import kernel_precisions
+
+    from ..fft._native import kernels
+
+    for precision in kernel_precisions(func):
+        kernels(precision)  # registers the module's entries process-wide

@@ -85,7 +85,8 @@ def aot_compile(
     obj = compile_object(lower_module(module, tgt, cg), tgt)
     spec = library_spec(program, module, name, func.name, tgt)
     host = is_host(tgt)
-    files = write_library(spec, obj, lib.parent, link=host, version=aot.__version__)
+    files = write_library(spec, obj, lib.parent, link=host, version=aot.__version__,
+                          extra_objects=_kernel_objects(func, tgt))
     log.info(
         "aot_compile: %s for %s in %.0f ms",
         lib.name if host else files.object.name,
@@ -93,6 +94,16 @@ def aot_compile(
         1e3 * (time.perf_counter() - t0),
     )
     return str(files.library if host else files.object)
+
+
+def _kernel_objects(func, tgt) -> dict[str, bytes]:
+    """Object code of the kernel families the graph calls as external symbols (the FFT kernels,
+    built for the library's target)."""
+    from codegen.graph_fft import kernel_precisions
+
+    from ..fft._native import kernel_object
+
+    return {f"fft_{p}": kernel_object(p, tgt)[0] for p in sorted(kernel_precisions(func))}
 
 
 def _check_outputs(program: ExportedProgram) -> None:

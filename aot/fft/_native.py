@@ -52,7 +52,7 @@ class Kernels:
         self.precision = precision
         self.real_dtype = np.dtype(_REAL[precision][0])
         target = host_target()
-        self.vlen = max(2, target.vector_len(self.real_dtype.itemsize * 8))
+        self.vlen = kernel_vlen(precision, target)
         t0 = time.perf_counter()
         obj, source = self._object(target)
         self._engine = ObjectEngine()
@@ -60,27 +60,38 @@ class Kernels:
         self.ctype = _REAL[precision][1]
         self.cptr = self.ctype + " *"
         self.carray = self.ctype + "[]"
-        self.c2c = ffi.cast(_C2C_SIG.format(T=self.ctype), self._engine.address(entry_name(precision)))
+        self.c2c = ffi.cast(_C2C_SIG.format(T=self.ctype), self._engine.export(entry_name(precision)))
         self.pass_range = ffi.cast(_PASS_SIG.format(T=self.ctype), self._engine.address(pass_entry_name(precision)))
-        self.r2c_post = ffi.cast(_R2C_SIG.format(T=self.ctype), self._engine.address(r2c_name(precision)))
-        self.c2r_pre = ffi.cast(_C2R_SIG.format(T=self.ctype), self._engine.address(c2r_name(precision)))
+        self.r2c_post = ffi.cast(_R2C_SIG.format(T=self.ctype), self._engine.export(r2c_name(precision)))
+        self.c2r_pre = ffi.cast(_C2R_SIG.format(T=self.ctype), self._engine.export(c2r_name(precision)))
         self.load_seconds = time.perf_counter() - t0
         log.info("fft kernels %s: %s in %.1f ms", precision, source, 1e3 * self.load_seconds)
 
     def _object(self, target) -> tuple[bytes, str]:
-        import llvmlite
+        return kernel_object(self.precision, target)
 
-        from runtime.disk_cache import DiskCache, cache_key
 
-        key = cache_key("aot.fft", self.precision, str(self.vlen), target.triple, target.cpu, target.features,
-                        llvmlite.__version__, _source_digest())
-        cache = DiskCache()
-        obj = cache.get(key)
-        if obj is not None:
-            return obj, "loaded from the disk cache"
-        obj = build_object(self.precision, self.vlen, target)
-        cache.put(key, obj)
-        return obj, "compiled"
+def kernel_vlen(precision: str, target) -> int:
+    """SIMD lanes of the kernel module of `precision` for `target` (callers size scratch by it)."""
+    return max(2, target.vector_len(np.dtype(_REAL[precision][0]).itemsize * 8))
+
+
+def kernel_object(precision: str, target) -> tuple[bytes, str]:
+    """The kernel module's object code for `target` (disk-cached) and where it came from."""
+    import llvmlite
+
+    from runtime.disk_cache import DiskCache, cache_key
+
+    vlen = kernel_vlen(precision, target)
+    key = cache_key("aot.fft", precision, str(vlen), target.triple, target.cpu, target.features,
+                    llvmlite.__version__, _source_digest())
+    cache = DiskCache()
+    obj = cache.get(key)
+    if obj is not None:
+        return obj, "loaded from the disk cache"
+    obj = build_object(precision, vlen, target)
+    cache.put(key, obj)
+    return obj, "compiled"
 
 
 def build_object(precision: str, vlen: int, target) -> bytes:

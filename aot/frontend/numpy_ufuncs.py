@@ -98,6 +98,8 @@ def apply_ufunc(em: Emitter, ufunc: np.ufunc, *args: Any, dtype: Any = None):
     ins, out_dt = resolve_loop(em, ufunc, args, dtype)
     if ufunc in _BITWISE and not ins[0].is_bool:
         raise UnsupportedError(f"np.{ufunc.__name__} is supported for bool arrays only, got {ins[0].np_name}")
+    if ufunc is np.power and ins[1].is_int and not em.is_value(args[1]) and np.any(np.asarray(args[1]) < 0):
+        raise ValueError("Integers to negative integer powers are not allowed.")  # numpy's check, made now
     vals = [to_value(em, a, dt) for a, dt in zip(args, ins)]
     return cast(em, _apply_core(em, core, vals, ins[0], _CORE_ATTRS.get(ufunc, {})), out_dt)
 

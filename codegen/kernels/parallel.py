@@ -1,32 +1,43 @@
-"""Parallel-for over a kernel's flat range, with pthreads from generated code.
+"""Parallel-for over a kernel's flat range on a persistent pool of pthreads, in generated code.
 
-`void aot.parallel_for(ptr kernel, ptr args, i64 total, i64 nthreads)`, emitted once per module:
-creates nthreads-1 threads with pthread_create, runs chunk 0 on the calling thread, then joins.
-A thread that cannot be created has its chunk run inline, so failure only costs speed. Chunks are
-contiguous and rounded to `align` elements (a multiple of the vector length) so that rows split
-at vector boundaries.
+`void aot.parallel_for(ptr kernel, ptr args, i64 total, i64 nthreads, i64 align)`, emitted once per
+module with the pool it uses (module-internal globals, so it works the same in the JIT and in a
+shared library that links only libc/libpthread). The range is cut into `nthreads` contiguous
+chunks rounded to `align` elements (a multiple of the vector length, so rows split at vector
+boundaries); the cut depends only on `nthreads`, never on which thread runs a chunk, so results
+are the same whoever runs them.
+
+Pool protocol. The first call starts nthreads-1 detached workers (again after a fork: the pid is
+checked). A call publishes the job, then a `ticket` = (generation << 32 | next chunk) and wakes the
+workers (generation bump under a mutex + condvar broadcast). Everyone, the caller included, claims
+chunks by compare-and-swap on the ticket, so a thread still holding an old generation can never
+claim (or lose) a chunk of a new job, and chunks that no worker picks up are run by the caller: a
+worker that failed to start only costs speed. The caller waits for `done` to reach the chunk
+count. Workers spin briefly on the generation (a job that follows closely starts without a
+syscall), then sleep on the condvar. A call that finds the pool busy (another thread is inside
+parallel_for of this module) runs its whole range on the calling thread.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ..llvm.loops import alloca, for_range, i64
+from ..llvm.loops import i64
 from ..llvm.types import I32, I64, PTR, VOID
 from .common import KERNEL_TYPE
 
-# job record passed to a worker: {kernel, args, begin, end}
-JOB = L.LiteralStructType([PTR, PTR, I64, I64])
 PARALLEL_FOR = "aot.parallel_for"
+JOB = ("kern", "args", "total", "chunk", "nchunks")  # the job's fields (i64 globals; pointers as ints)
+SPIN = 4000  # pause-loop iterations before a worker sleeps (~0.1 ms)
+_SYNC = 64  # bytes reserved for a pthread mutex / condvar (40 / 48 on x86-64 glibc); zero = initialiser
+SEQ = "seq_cst"
 
 
 def parallel_for(module: L.Module) -> L.Function:
     fn = module.globals.get(PARALLEL_FOR)
     if fn is not None:
         return fn
-    worker = _worker(module)
-    create = _declare(module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
-    join = _declare(module, "pthread_join", I32, [I64, PTR])
+    pool = _Pool(module)
     fn = L.Function(module, L.FunctionType(VOID, [PTR, PTR, I64, I64, I64]), name=PARALLEL_FOR)
     fn.linkage = "internal"
     kern, args, total, nthreads, align = fn.args
@@ -34,50 +45,195 @@ def parallel_for(module: L.Module) -> L.Function:
     # chunk = ceil(total / nthreads) rounded up to a multiple of align
     chunk = b.sdiv(b.sub(b.add(total, nthreads), i64(1)), nthreads)
     chunk = b.mul(b.sdiv(b.sub(b.add(chunk, align), i64(1)), align), align)
-    jobs = alloca(b, JOB, size=nthreads, name="jobs")
-    tids = alloca(b, I64, size=nthreads, name="tids")
-    oks = alloca(b, L.IntType(8), size=nthreads, name="ok")
-
-    def bounds(t):
-        lo = b.mul(t, chunk)
-        hi = b.add(lo, chunk)
-        lo = b.select(b.icmp_signed("<", total, lo), total, lo)
-        hi = b.select(b.icmp_signed("<", total, hi), total, hi)
-        return lo, hi
-
-    with for_range(b, 1, nthreads, name="t") as t:
-        lo, hi = bounds(t)
-        job = b.gep(jobs, [t], source_etype=JOB)
-        for k, v in enumerate([kern, args, lo, hi]):
-            b.store(v, b.gep(job, [L.Constant(I32, 0), L.Constant(I32, k)], source_etype=JOB))
-        rc = b.call(create, [b.gep(tids, [t], source_etype=I64), L.Constant(PTR, None), worker, job])
-        ok = b.icmp_signed("==", rc, L.Constant(I32, 0))
-        b.store(b.zext(ok, L.IntType(8)), b.gep(oks, [t], source_etype=L.IntType(8)))
-        with b.if_then(b.not_(ok)):
-            b.call(
-                as_callee(kern, KERNEL_TYPE), [args, lo, hi]
-            )  # could not start a thread: do its share here
-    lo, hi = bounds(i64(0))
-    b.call(as_callee(kern, KERNEL_TYPE), [args, lo, hi])
-    with for_range(b, 1, nthreads, name="j") as t:
-        ok = b.load(b.gep(oks, [t], source_etype=L.IntType(8)), typ=L.IntType(8))
-        with b.if_then(b.icmp_unsigned("!=", ok, L.Constant(L.IntType(8), 0))):
-            b.call(join, [b.load(b.gep(tids, [t], source_etype=I64), typ=I64), L.Constant(PTR, None)])
+    nchunks = b.sdiv(b.sub(b.add(total, chunk), i64(1)), chunk)
+    claimed = b.cmpxchg(pool.busy, L.Constant(I32, 0), L.Constant(I32, 1), "acquire", "monotonic")
+    with b.if_else(b.extract_value(claimed, 1)) as (then, otherwise):
+        with then:
+            b.call(pool.ensure_started, [nthreads])
+            for name, v in zip(JOB[:4], [b.ptrtoint(kern, I64), b.ptrtoint(args, I64), total, chunk]):
+                b.store(v, pool.job[name])
+            b.store_atomic(nchunks, pool.job["nchunks"], "monotonic", 8)  # stragglers may read it
+            b.store_atomic(i64(0), pool.done, SEQ, 8)
+            b.call(pool.lock, [pool.mutex])
+            gen = b.add(b.load_atomic(pool.gen, SEQ, 8, typ=I64), i64(1))
+            b.store_atomic(b.shl(gen, i64(32)), pool.ticket, SEQ, 8)
+            b.store_atomic(gen, pool.gen, SEQ, 8)
+            b.call(pool.broadcast, [pool.cond])
+            b.call(pool.unlock, [pool.mutex])
+            b.call(pool.run_chunks, [gen])
+            _spin_until(b, pool, lambda: b.icmp_signed(">=", b.load_atomic(pool.done, SEQ, 8, typ=I64), nchunks))
+            b.store_atomic(L.Constant(I32, 0), pool.busy, "release", 4)
+        with otherwise:  # another thread is using this module's pool: run here
+            b.call(as_callee(kern, KERNEL_TYPE), [args, i64(0), total])
     b.ret_void()
     return fn
 
 
-def _worker(module: L.Module) -> L.Function:
-    fn = L.Function(module, L.FunctionType(PTR, [PTR]), name="aot.worker")
+class _Pool:
+    """The module's pool state (internal globals) and its helper functions."""
+
+    def __init__(self, module: L.Module):
+        self.module = module
+        self.busy = _global(module, "aot.pool.busy", I32)
+        self.started = _global(module, "aot.pool.started", I32)
+        self.pid = _global(module, "aot.pool.pid", I32)
+        self.gen = _global(module, "aot.pool.gen", I64)
+        self.ticket = _global(module, "aot.pool.ticket", I64)
+        self.done = _global(module, "aot.pool.done", I64)
+        self.job = {name: _global(module, f"aot.pool.{name}", I64) for name in JOB}
+        self.mutex = _global(module, "aot.pool.mutex", L.ArrayType(L.IntType(8), _SYNC), align=64)
+        self.cond = _global(module, "aot.pool.cond", L.ArrayType(L.IntType(8), _SYNC), align=64)
+        self.lock = _declare(module, "pthread_mutex_lock", I32, [PTR])
+        self.unlock = _declare(module, "pthread_mutex_unlock", I32, [PTR])
+        self.broadcast = _declare(module, "pthread_cond_broadcast", I32, [PTR])
+        self.wait = _declare(module, "pthread_cond_wait", I32, [PTR, PTR])
+        self.yield_ = _declare(module, "sched_yield", I32, [])
+        x86 = (module.triple or "").startswith(("x86_64", "i386", "i686"))
+        self.pause = _declare(module, "llvm.x86.sse2.pause", VOID, []) if x86 else None
+        self.run_chunks = self._emit_run_chunks()
+        self.worker = self._emit_worker()
+        self.ensure_started = self._emit_ensure_started()
+
+    def _emit_run_chunks(self) -> L.Function:
+        """`void run_chunks(i64 gen)`: claim and run chunks of generation `gen` until none is left."""
+        fn = _function(self.module, "aot.pool.run_chunks", VOID, [I64])
+        (gen,) = fn.args
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        loop, claim, run, out = (fn.append_basic_block(n) for n in ("loop", "claim", "run", "out"))
+        b.branch(loop)
+        b.position_at_end(loop)
+        t = b.load_atomic(self.ticket, SEQ, 8, typ=I64)
+        idx = b.and_(t, i64(0xFFFFFFFF))
+        same = b.icmp_unsigned("==", b.lshr(t, i64(32)), b.and_(gen, i64(0xFFFFFFFF)))
+        nchunks = b.load_atomic(self.job["nchunks"], "monotonic", 8, typ=I64)  # may race: used if `same`
+        b.cbranch(b.and_(same, b.icmp_signed("<", idx, nchunks)), claim, out)
+        b.position_at_end(claim)
+        got = b.cmpxchg(self.ticket, t, b.add(t, i64(1)), SEQ, SEQ)
+        b.cbranch(b.extract_value(got, 1), run, loop)
+        b.position_at_end(run)
+        kern, args, total, chunk = (b.load(self.job[name], typ=I64) for name in JOB[:4])
+        kern, args = b.inttoptr(kern, PTR), b.inttoptr(args, PTR)
+        lo = b.mul(idx, chunk)
+        hi = b.add(lo, chunk)
+        hi = b.select(b.icmp_signed("<", total, hi), total, hi)
+        b.call(as_callee(kern, KERNEL_TYPE), [args, lo, hi])
+        b.atomic_rmw("add", self.done, i64(1), SEQ)
+        b.branch(loop)
+        b.position_at_end(out)
+        b.ret_void()
+        return fn
+
+    def _emit_worker(self) -> L.Function:
+        """`ptr worker(ptr gen0)`: forever wait for a generation after the last one seen, run chunks."""
+        fn = _function(self.module, "aot.pool.worker", PTR, [PTR])
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        first = b.ptrtoint(fn.args[0], I64)
+        entry = b.block
+        outer = fn.append_basic_block("wait")
+        b.branch(outer)
+        b.position_at_end(outer)
+        seen = b.phi(I64, name="seen")
+        seen.add_incoming(first, entry)
+        fresh = _spin_until(
+            b, self, lambda: b.icmp_unsigned("!=", b.load_atomic(self.gen, SEQ, 8, typ=I64), seen), SPIN
+        )
+        sleep, work = fn.append_basic_block("sleep"), fn.append_basic_block("work")
+        b.cbranch(fresh, work, sleep)
+        b.position_at_end(sleep)
+        b.call(self.lock, [self.mutex])
+        check, wait, woke = (fn.append_basic_block(n) for n in ("check", "condwait", "woke"))
+        b.branch(check)
+        b.position_at_end(check)
+        b.cbranch(b.icmp_unsigned("!=", b.load_atomic(self.gen, SEQ, 8, typ=I64), seen), woke, wait)
+        b.position_at_end(wait)
+        b.call(self.wait, [self.cond, self.mutex])
+        b.branch(check)
+        b.position_at_end(woke)
+        b.call(self.unlock, [self.mutex])
+        b.branch(work)
+        b.position_at_end(work)
+        gen = b.load_atomic(self.gen, SEQ, 8, typ=I64)
+        b.call(self.run_chunks, [gen])
+        seen.add_incoming(gen, b.block)
+        b.branch(outer)
+        return fn
+
+    def _emit_ensure_started(self) -> L.Function:
+        """`void ensure_started(i64 nthreads)`: start the workers once per process (the pool's
+        memory is copied by fork but its threads are not: a new pid starts them again)."""
+        fn = _function(self.module, "aot.pool.ensure_started", VOID, [I64])
+        (nthreads,) = fn.args
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        getpid = _declare(self.module, "getpid", I32, [])
+        create = _declare(self.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
+        detach = _declare(self.module, "pthread_detach", I32, [I64])
+        pid = b.call(getpid, [])
+        ready = b.and_(
+            b.icmp_signed("==", b.load(self.started, typ=I32), L.Constant(I32, 1)),
+            b.icmp_signed("==", b.load(self.pid, typ=I32), pid),
+        )
+        with b.if_then(b.not_(ready)):
+            zero = L.Constant(L.ArrayType(L.IntType(8), _SYNC), None)
+            b.store(zero, self.mutex)
+            b.store(zero, self.cond)
+            b.store(pid, self.pid)
+            b.store(L.Constant(I32, 1), self.started)
+            gen = b.inttoptr(b.load_atomic(self.gen, SEQ, 8, typ=I64), PTR)
+            tid = b.alloca(I64)
+            head, body, done = (fn.append_basic_block(n) for n in ("t.head", "t.body", "t.done"))
+            pre = b.block
+            b.branch(head)
+            b.position_at_end(head)
+            t = b.phi(I64, name="t")
+            t.add_incoming(i64(1), pre)
+            b.cbranch(b.icmp_signed("<", t, nthreads), body, done)
+            b.position_at_end(body)
+            rc = b.call(create, [tid, L.Constant(PTR, None), self.worker, gen])
+            with b.if_then(b.icmp_signed("==", rc, L.Constant(I32, 0))):
+                b.call(detach, [b.load(tid, typ=I64)])
+            t.add_incoming(b.add(t, i64(1)), b.block)
+            b.branch(head)
+            b.position_at_end(done)
+        b.ret_void()
+        return fn
+
+
+def _spin_until(b: L.IRBuilder, pool: _Pool, cond, limit: int | None = None):
+    """Loop until cond() holds (pausing; yielding the CPU every 64 rounds when there is no limit).
+    With a limit, gives up after `limit` rounds; returns the i1 "cond held"."""
+    fn = b.function
+    head, body, done = (fn.append_basic_block(n) for n in ("spin.head", "spin.body", "spin.done"))
+    pre = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    k = b.phi(I64, name="spins")
+    k.add_incoming(i64(0), pre)
+    ok = cond()
+    more = b.not_(ok) if limit is None else b.and_(b.not_(ok), b.icmp_signed("<", k, i64(limit)))
+    b.cbranch(more, body, done)
+    b.position_at_end(body)
+    if pool.pause is not None:
+        b.call(pool.pause, [])
+    if limit is None:
+        with b.if_then(b.icmp_signed("==", b.and_(k, i64(63)), i64(63))):
+            b.call(pool.yield_, [])
+    k.add_incoming(b.add(k, i64(1)), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+    return ok
+
+
+def _global(module: L.Module, name: str, ty, align: int = 8) -> L.GlobalVariable:
+    g = L.GlobalVariable(module, ty, name=name)
+    g.linkage = "internal"
+    g.initializer = L.Constant(ty, None)
+    g.align = align
+    return g
+
+
+def _function(module: L.Module, name: str, ret, args) -> L.Function:
+    fn = L.Function(module, L.FunctionType(ret, args), name=name)
     fn.linkage = "internal"
-    b = L.IRBuilder(fn.append_basic_block("entry"))
-    (job,) = fn.args
-    f = [
-        b.load(b.gep(job, [L.Constant(I32, 0), L.Constant(I32, k)], source_etype=JOB), typ=t)
-        for k, t in enumerate([PTR, PTR, I64, I64])
-    ]
-    b.call(as_callee(f[0], KERNEL_TYPE), f[1:])
-    b.ret(L.Constant(PTR, None))
     return fn
 
 

@@ -36,14 +36,17 @@ _VECTOR_KINDS = ("sum", "prod", "max", "min", "any", "all")
 
 
 def identity(ctx: LowerCtx, kind: str, dt: DType):
+    low = kind in ("max", "argmax")
     if dt.is_complex:
         rt = dt.real_dtype
+        if kind in ("max", "min", "argmax", "argmin"):  # the ends of numpy's lexicographic order
+            end = ctx.const(rt, float("-inf") if low else float("inf"))
+            return (end, end)
         return (ctx.const(rt, 1.0 if kind == "prod" else 0.0), ctx.const(rt, 0.0))
     if kind in ("sum", "any"):
         return ctx.const(dt, 0)
     if kind in ("prod", "all"):
         return ctx.const(dt, 1)
-    low = kind in ("max", "argmax")
     if dt.is_float:
         return ctx.const(dt, float("-inf") if low else float("inf"))
     if dt.is_bool:
@@ -55,6 +58,12 @@ def better(ctx: LowerCtx, kind: str, dt: DType, x, best):
     """i1: x replaces best (max/argmax: x > best or a first nan; numpy's nan-propagating order)."""
     f = ctx.builder
     gt = kind in ("max", "argmax")
+    if dt.is_complex:  # lexicographic (real, then imag); a nan in either part is a nan
+        strict = ">" if gt else "<"
+        tie = f.and_(f.fcmp_ordered("==", x[0], best[0]), f.fcmp_ordered(strict, x[1], best[1]))
+        cmp = f.or_(f.fcmp_ordered(strict, x[0], best[0]), tie)
+        x_nan, best_nan = f.fcmp_unordered("uno", x[0], x[1]), f.fcmp_unordered("uno", best[0], best[1])
+        return f.and_(f.not_(best_nan), f.or_(x_nan, cmp))
     if dt.is_float:
         cmp = f.fcmp_ordered(">" if gt else "<", x, best)
         first_nan = f.and_(f.fcmp_unordered("uno", x, x), f.fcmp_ordered("ord", best, best))
@@ -75,9 +84,7 @@ def combine(ctx: LowerCtx, kind: str, dt: DType, acc, x):
     if kind == "all":
         return f.and_(acc, x)
     if dt.is_complex:
-        from ir.opdef import MissingRule
-
-        raise MissingRule("llvm", f"kernel.reduce {kind} on {dt}")
+        return C.select(ctx, better(ctx, kind, dt, x, acc), x, acc)
     return f.select(better(ctx, kind, dt, x, acc), x, acc)
 
 
@@ -156,7 +163,8 @@ def emit_reduce(
             (x,) = emit_body(sctx, block, vals)
             if is_arg:
                 take = better(sctx, kind, val_dt, x, acc.get())
-                acc.set(b.select(take, x, acc.get()))
+                acc.set(C.select(sctx, take, x, acc.get()) if val_dt.is_complex
+                        else b.select(take, x, acc.get()))
                 best_idx.set(b.select(take, counter.get(), best_idx.get()))
                 counter.set(b.add(counter.get(), i64(1)))
             else:

@@ -110,24 +110,33 @@ def cos(ctx: LowerCtx, rt: DType, a):
 
 
 def pow(ctx: LowerCtx, rt: DType, a, b):
-    """exp(b * log(a)); a**0 == 1 and 0**b == 0 for real b > 0, as numpy."""
+    """exp(b * log(a)); as numpy 2: a**0 == 1, and 0**b is 0 when real(b) > 0, nan otherwise."""
     f = ctx.builder
-    zero, one = _c(ctx, rt, 0.0), _c(ctx, rt, 1.0)
+    zero, one, nan = _c(ctx, rt, 0.0), _c(ctx, rt, 1.0), _c(ctx, rt, float("nan"))
     r = exp(ctx, rt, mul(ctx, b, log(ctx, rt, a)))
     a0 = f.and_(f.fcmp_ordered("==", a[0], zero), f.fcmp_ordered("==", a[1], zero))
-    b_pos_real = f.and_(f.fcmp_ordered(">", b[0], zero), f.fcmp_ordered("==", b[1], zero))
-    r = select(ctx, f.and_(a0, b_pos_real), (zero, zero), r)
+    r = select(ctx, a0, select(ctx, f.fcmp_ordered(">", b[0], zero), (zero, zero), (nan, nan)), r)
     b0 = f.and_(f.fcmp_ordered("==", b[0], zero), f.fcmp_ordered("==", b[1], zero))
     return select(ctx, b0, (one, zero), r)
 
 
 def sign(ctx: LowerCtx, rt: DType, a):
-    """numpy 2: z / |z|, and 0 for 0."""
+    """numpy 2: z / |z|, and 0 for 0; one infinite part gives its unit direction (nan if both are)."""
     f = ctx.builder
     m = cabs(ctx, a)
-    zero = _c(ctx, rt, 0.0)
+    zero, inf = _c(ctx, rt, 0.0), _c(ctx, rt, float("inf"))
     r = (f.fdiv(a[0], m), f.fdiv(a[1], m))
-    return select(ctx, f.fcmp_ordered("==", m, zero), (zero, zero), r)
+    r = select(ctx, f.fcmp_ordered("==", m, zero), (zero, zero), r)
+    re_inf, im_inf = (f.fcmp_ordered("==", ctx.intrinsic("fabs", [v]), inf) for v in a)
+
+    def unit(v):
+        return f.select(f.fcmp_ordered(">", v, zero), _c(ctx, rt, 1.0), _c(ctx, rt, -1.0))
+
+    r = select(ctx, re_inf, (unit(a[0]), zero), r)
+    r = select(ctx, im_inf, (zero, unit(a[1])), r)
+    nan = _c(ctx, rt, float("nan"))
+    return select(ctx, f.and_(re_inf, im_inf), (nan, nan), r)
+
 
 
 def sinh(ctx: LowerCtx, rt: DType, a):

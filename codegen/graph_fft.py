@@ -1,0 +1,429 @@
+"""ENTRY_LOWERINGS rows of the FFT ops (fft, rfft, irfft): calls into codegen.fft's kernels.
+
+A c2c transform of a 1-D or 2-D operand of the result's dtype, with no padding, is one kernel
+call straight from the input's to the output's strides. Everything else runs on a C-contiguous
+complex work buffer holding the batch dims (in order) then the transform axis: the input is
+copied in (cast to complex, truncated or zero-padded to n), the kernel transforms it in place as
+`howmany` contiguous rows, and the result is copied out through a view that puts the axis back
+(any output strides). Large batches are split over the entry's threads (whole lane groups).
+Plans (header and twiddles), the Bluestein chirp and kernel, and the real passes' roots are
+baked into the module as constants. The kernel entries (`aot_fft_c2c_{f32,f64}`, the real
+passes) are external symbols: the JIT registers them before loading a graph that uses them,
+shared libraries link the kernel object (see `kernel_precisions`). The transform length n must
+be static (plans are baked; a symbolic one raises MissingRule naming the op and axis); the
+input's length along the axis may be symbolic when n is given (truncated or padded at run time).
+
+Real transforms of even length n run a complex transform of length n/2 plus the real pre/post
+pass of codegen/fft/real.py (as aot/fft/_real.py); odd lengths (and Bluestein half lengths) go
+through the full complex transform: rfft keeps the first n//2 + 1 outputs, irfft builds the
+Hermitian extension of its input and keeps the real part.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+from llvmlite import ir as L
+
+from ir.core import Block, Operation
+from ir.dtypes import complex64
+from ir.opdef import MissingRule
+from ir.symbols import is_static
+from ir.types import ScalarType, TensorType
+
+from .entry import Desc, EntryCtx, _declare, contiguous_strides, entry_rule
+from .fft import (
+    FLAG_FORWARD,
+    FLAG_LANES,
+    SCRATCH_PER_LANE,
+    c2r_name,
+    entry_name,
+    make_cplan,
+    r2c_name,
+    use_bluestein,
+)
+from .fft.plan import bluestein_chirp, good_size, unit_roots
+from .graph_ops import copy, fill, run_elementwise
+from .kernels.common import new_kernel
+from .llvm.loops import alloca, elem_ptr, i64
+from .llvm.types import I8, I32, PTR
+
+log = logging.getLogger(__name__)
+
+FFT_OPS = ("fft", "rfft", "irfft")
+_LANES_MAX_N = 32  # as aot/fft/_exec.py: contiguous rows run across lanes when short or odd
+_LANES_LIMIT_N = 1 << 14
+
+
+def precision_of(cdtype) -> str:
+    return "f32" if cdtype == complex64 else "f64"
+
+
+def kernel_precisions(func) -> set[str]:
+    """The precisions ("f32", "f64") of the FFT kernel modules ir function `func` calls into:
+    loaders and linkers make those modules' symbols available to the graph's object."""
+    return {precision_of(_work_dtype(op)) for op in func.walk() if op.name in FFT_OPS}
+
+
+def _work_dtype(op):
+    """The complex dtype the transform computes in."""
+    dt = op.results[0].type.dtype
+    return dt if dt.is_complex else dt.complex_dtype
+
+
+def _scale(norm: str, n: int, forward: bool) -> float:
+    if norm == "ortho":
+        return 1.0 / math.sqrt(n)
+    return 1.0 / n if (norm == "forward") == forward else 1.0
+
+
+# --- small helpers over descriptors ----------------------------------------------------------------
+def _moved(d: Desc, axis: int) -> Desc:
+    """A view of `d` with `axis` last."""
+    keep = [k for k in range(d.rank) if k != axis] + [axis]
+    return Desc(d.dtype, d.data, [d.shape[k] for k in keep], [d.strides[k] for k in keep],
+                tuple(d.static_shape[k] for k in keep))
+
+
+def _last(ectx: EntryCtx, d: Desc, start: int, length, step: int = 1) -> Desc:
+    """d[..., start : start + length*step : step] (static start and step; length a dim)."""
+    b = ectx.builder
+    return Desc(d.dtype, elem_ptr(b, d.dtype, d.data, b.mul(i64(start), d.strides[-1])),
+                d.shape[:-1] + [ectx.dim(length)], d.strides[:-1] + [b.mul(d.strides[-1], i64(step))],
+                d.static_shape[:-1] + (length,))
+
+
+def _global(ectx: EntryCtx, what: str, arr: np.ndarray) -> L.GlobalVariable:
+    raw = np.ascontiguousarray(arr).tobytes() or b"\0"
+    g = L.GlobalVariable(ectx.module, L.ArrayType(I8, len(raw)), name=ectx.kernel_name(what))
+    g.global_constant = True
+    g.linkage = "internal"
+    g.align = 64
+    g.initializer = L.Constant(L.ArrayType(I8, len(raw)), bytearray(raw))
+    return g
+
+
+def _const_desc(ectx: EntryCtx, what: str, arr: np.ndarray, cdtype) -> Desc:
+    arr = arr.astype(cdtype.numpy)
+    return Desc(cdtype, _global(ectx, what, arr), [i64(arr.size)], [i64(1)], (arr.size,))
+
+
+def _pointwise(ectx: EntryCtx, ins: list[Desc], out: Desc, build) -> None:
+    """out = build(emit, *scalars of ins), elementwise over out's shape (ins broadcast)."""
+    block = Block([ScalarType(d.dtype) for d in ins])
+
+    def emit(name, operands, rtype, **attrs):
+        op = Operation(name, list(operands), [ScalarType(rtype)], attrs)
+        block.append(op)
+        return op.results[0]
+
+    res = build(emit, *block.args)
+    block.append(Operation("yield", [res], []))
+    run_elementwise(ectx, out.static_shape, block, ins, [out])
+
+
+# --- the transform ---------------------------------------------------------------------------------
+def _keep(m, limit: int):
+    """How many input entries a transform reads: min(m, limit), symbolic when m is."""
+    if is_static(m):
+        return min(int(m), limit)
+    from ir.symbols import sympy
+
+    return sympy().Min(m, limit)
+
+
+def _pads(keep, n: int) -> bool:
+    """Whether entries past `keep` of a length-n buffer may need zeros."""
+    return not is_static(keep) or keep < n
+
+
+def _load_work(ectx: EntryCtx, x: Desc, axis: int, n: int, keep: int, cdtype) -> Desc:
+    """A contiguous complex (batch..., n) buffer holding x's first `keep` entries along axis
+    (cast to complex), zeros after."""
+    xm = _moved(x, axis)
+    work = ectx.alloc(TensorType(cdtype, xm.static_shape[:-1] + (n,)))
+    if _pads(keep, n):
+        fill(ectx, work, 0)
+    if not is_static(keep) or keep > 0:
+        copy(ectx, _last(ectx, xm, 0, keep), _last(ectx, work, 0, keep))
+    return work
+
+
+def _c2c_call(ectx: EntryCtx, work: Desc, n: int, forward: bool, scale: float) -> None:
+    """Transform the contiguous rows of length n of `work` in place (a direct plan)."""
+    nn = i64(n)
+    _c2c(ectx, work.dtype, n, work.data, work.data, ectx.numel(work.shape[:-1]), (i64(1), nn, i64(1), nn),
+         forward, scale)
+
+
+def _c2c(ectx: EntryCtx, cdtype, n: int, src, dst, howmany, strides: tuple, forward: bool, scale: float) -> None:
+    """`howmany` transforms of length n (direct plan); strides = (istride, idist, ostride, odist)
+    in complex elements, as i64 values. The batch is split into chunks of whole lane groups over
+    the entry's threads when large (each chunk mallocs its own scratch; a failed malloc fails the
+    entry with status 1)."""
+    b = ectx.builder
+    vlen = _vlen(ectx, cdtype)
+    kern = _c2c_chunk(ectx, cdtype, n, forward, scale, vlen)
+    slots = [src, dst, *strides, i64(0)]
+    ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, i64(n)))
+    err = b.load(b.gep(ectx.last_args, [i64(len(slots) - 1)], source_etype=L.IntType(64)), typ=L.IntType(64))
+    ectx.fail_if(b.icmp_signed("!=", err, i64(0)), 1)
+
+
+def _vlen(ectx: EntryCtx, cdtype) -> int:
+    return max(2, ectx.target.vector_len(cdtype.real_dtype.numpy.itemsize * 8))  # as the kernel module's
+
+
+def _c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen: int) -> L.Function:
+    """kernel(args, lo, hi): transforms lo..hi of the batch described by args = [src, dst, istride,
+    idist, ostride, odist, error flag]. Lanes are chosen as aot/fft/_exec.py does."""
+    prec, ft = precision_of(cdtype), _ft(cdtype)
+    plan = make_cplan(n, cdtype.numpy)
+    hdr = _global(ectx, "fft_plan", plan.header)
+    tw = _global(ectx, "fft_tw", plan.twiddles)
+    lanes_ok = n <= _LANES_LIMIT_N
+    nbytes = SCRATCH_PER_LANE * n * (vlen if lanes_ok else 1) * cdtype.real_dtype.numpy.itemsize
+    fn, b = new_kernel(ectx.module, ectx.kernel_name("fft"))
+    args, lo, hi = fn.args
+    slot = [b.load(b.gep(args, [i64(k)], source_etype=L.IntType(64)), typ=L.IntType(64)) for k in range(6)]
+    src, dst = b.inttoptr(slot[0], PTR), b.inttoptr(slot[1], PTR)
+    istride, idist, ostride, odist = slot[2:]
+    cnt = b.sub(hi, lo)
+    with b.if_then(b.icmp_signed(">", cnt, i64(0))):
+        malloc = _declare(ectx.module, "malloc", PTR, [L.IntType(64)])
+        scratch = b.call(malloc, [i64(nbytes)])
+        failed = b.icmp_unsigned("==", scratch, L.Constant(PTR, None))
+        with b.if_else(failed) as (then, otherwise):
+            with then:
+                b.store(i64(1), b.gep(args, [i64(6)], source_etype=L.IntType(64)))
+            with otherwise:
+                flags = i64(FLAG_FORWARD if forward else 0)
+                if lanes_ok:
+                    lanes = b.icmp_signed(">=", cnt, i64(vlen))
+                    if n % vlen == 0 and n > _LANES_MAX_N:  # long smooth rows: lanes only for neighbours
+                        lanes = b.and_(lanes, b.icmp_signed("==", idist, i64(1)))
+                    flags = b.or_(flags, b.select(lanes, i64(FLAG_LANES), i64(0)))
+                kern = _declare(ectx.module, entry_name(prec), L.VoidType(),
+                                [PTR, PTR, PTR, PTR] + [L.IntType(64)] * 5 + [I32, ft, PTR])
+                s = b.gep(src, [b.mul(b.mul(lo, idist), i64(2))], source_etype=ft)
+                d = b.gep(dst, [b.mul(b.mul(lo, odist), i64(2))], source_etype=ft)
+                b.call(kern, [hdr, tw, s, d, cnt, istride, idist, ostride, odist, b.trunc(flags, I32),
+                              L.Constant(ft, scale), scratch])
+                b.call(_declare(ectx.module, "free", L.VoidType(), [PTR]), [scratch])
+    b.ret_void()
+    return fn
+
+
+def _direct(ectx: EntryCtx, x: Desc, o: Desc, axis: int, n: int, forward: bool, scale: float) -> bool:
+    """x -> o in one kernel call through their strides, when no cast, padding, Bluestein or
+    multi-dim batch is involved; False when it does not apply."""
+    if x.dtype != o.dtype or x.rank > 2 or x.static_shape[axis] != n or use_bluestein(n):
+        return False
+    if x.rank == 1:
+        howmany, idist, odist = i64(1), i64(0), i64(0)
+    else:
+        other = 1 - axis
+        howmany, idist, odist = x.shape[other], x.strides[other], o.strides[other]
+    _c2c(ectx, x.dtype, n, x.data, o.data, howmany, (x.strides[axis], idist, o.strides[axis], odist),
+         forward, scale)
+    return True
+
+
+def _transform(ectx: EntryCtx, work: Desc, n: int, forward: bool, scale: float) -> Desc:
+    """scale * DFT of each row of `work` (contiguous (batch..., n)); returns where the result is."""
+    if not use_bluestein(n):
+        _c2c_call(ectx, work, n, forward, scale)
+        return work
+    return _bluestein(ectx, work, n, forward, scale)
+
+
+def _bluestein(ectx: EntryCtx, work: Desc, n: int, forward: bool, scale: float) -> Desc:
+    """pocketfft's fftblue: X = conj(c) * ((x * conj(c)) (*) c) with c_k = exp(i pi k^2 / n), the
+    circular convolution of length n2 >= 2n - 1 run on direct plans; backward = conj(fwd(conj x))."""
+    cdtype = work.dtype
+    n2 = good_size(2 * n - 1)
+    chirp = bluestein_chirp(n)
+    kern = np.zeros(n2, np.complex128)
+    kern[:n] = chirp
+    kern[n2 - n + 1:] = chirp[1:][::-1]
+    kern_f = np.fft.fft(kern) / n2  # in double whatever the precision, 1/n2 folded in
+    cc = _const_desc(ectx, "fft_chirp", np.conj(chirp), cdtype)
+    kf = _const_desc(ectx, "fft_bkern", kern_f, cdtype)
+    big = ectx.alloc(TensorType(cdtype, work.static_shape[:-1] + (n2,)))
+    fill(ectx, big, 0)
+
+    def pre(emit, x, c):
+        return emit("mul", [x if forward else emit("conj", [x], cdtype), c], cdtype)
+
+    _pointwise(ectx, [work, cc], _last(ectx, big, 0, n), pre)
+    _c2c_call(ectx, big, n2, True, 1.0)
+    _pointwise(ectx, [big, kf], big, lambda emit, v, k: emit("mul", [v, k], cdtype))
+    _c2c_call(ectx, big, n2, False, 1.0)
+
+    def post(emit, v, c):
+        r = emit("mul", [v, c], cdtype)
+        if not forward:
+            r = emit("conj", [r], cdtype)
+        if scale != 1.0:
+            s = emit("constant", [], cdtype, value=complex(scale), dtype=cdtype)
+            r = emit("mul", [r, s], cdtype)
+        return r
+
+    _pointwise(ectx, [_last(ectx, big, 0, n), cc], work, post)
+    return work
+
+
+def _out(ectx: EntryCtx, op, out) -> Desc:
+    return out[0] if out[0] is not None else ectx.alloc(op.results[0].type)
+
+
+def _axis_n(op, x: Desc, default) -> tuple:
+    """(axis, input length along it (a dim), static transform length n)."""
+    axis = op.attrs["axis"] % x.rank
+    m = x.static_shape[axis]
+    n = op.attrs["n"]
+    n = default(m) if n is None else n
+    if not is_static(n):
+        raise MissingRule("llvm", f"{op.name} along axis {axis} with the symbolic length n={n} (compiled "
+                          "FFTs bake their plan: pass a static n, or keep that dim static)")
+    return axis, m, int(n)
+
+
+@entry_rule("fft")
+def _fft(ectx: EntryCtx, op, x, out):
+    axis, m, n = _axis_n(op, x, lambda m: m)
+    forward = not op.attrs["inverse"]
+    cdtype = _work_dtype(op)
+    scale = _scale(op.attrs["norm"], n, forward)
+    o = _out(ectx, op, out)
+    if _direct(ectx, x, o, axis, n, forward, scale):
+        return [o]
+    work = _load_work(ectx, x, axis, n, _keep(m, n), cdtype)
+    res = _transform(ectx, work, n, forward, scale)
+    copy(ectx, res, _moved(o, axis))
+    return [o]
+
+
+@entry_rule("rfft")
+def _rfft(ectx: EntryCtx, op, x, out):
+    axis, m, n = _axis_n(op, x, lambda m: m)
+    cdtype = _work_dtype(op)
+    scale = _scale(op.attrs["norm"], n, True)
+    o = _out(ectx, op, out)
+    if _half_length(n):
+        _rfft_half(ectx, x, o, axis, _keep(m, n), n, scale)
+        return [o]
+    work = _load_work(ectx, x, axis, n, _keep(m, n), cdtype)
+    res = _transform(ectx, work, n, True, scale)
+    copy(ectx, _last(ectx, res, 0, n // 2 + 1), _moved(o, axis))
+    return [o]
+
+
+@entry_rule("irfft")
+def _irfft(ectx: EntryCtx, op, x, out):
+    """Odd n (or a Bluestein half length): the length-n Hermitian extension of x's first
+    n//2 + 1 entries, inverse c2c, real part (the imaginary parts of X_0 and, for even n,
+    X_{n/2} only reach the dropped imaginary part)."""
+    axis, m, n = _axis_n(op, x, lambda m: 2 * (m - 1))
+    cdtype = _work_dtype(op)
+    scale = _scale(op.attrs["norm"], n, False)
+    o = _out(ectx, op, out)
+    if _half_length(n):
+        _irfft_half(ectx, x, o, axis, _keep(m, n // 2 + 1), n, scale)
+        return [o]
+    work = _load_work(ectx, x, axis, n, _keep(m, n // 2 + 1), cdtype)
+    mirror = (n - 1) // 2  # X_{n-j} = conj(X_j), j = 1 .. (n-1)//2
+    if mirror > 0:
+        src = _last(ectx, work, 1, mirror)
+        _pointwise(ectx, [src], _last(ectx, work, n - 1, mirror, -1),
+                   lambda emit, v: emit("conj", [v], cdtype))
+    res = _transform(ectx, work, n, False, scale)
+    _pointwise(ectx, [res], _moved(o, axis), lambda emit, v: emit("real", [v], o.dtype))
+    return [o]
+
+
+# --- real transforms of even length: a half-length c2c plus the real pass (aot/fft/_real.py) -------
+def _half_length(n: int) -> bool:
+    return n % 2 == 0 and not use_bluestein(n // 2)
+
+
+def _real_view(ectx: EntryCtx, d: Desc, n: int) -> Desc:
+    """The C-contiguous complex buffer `d` (batch..., k) as reals (batch..., n), n <= 2k."""
+    b = ectx.builder
+    return Desc(d.dtype.real_dtype, d.data, d.shape[:-1] + [i64(n)],
+                [b.mul(s, i64(2)) for s in d.strides[:-1]] + [i64(1)], d.static_shape[:-1] + (n,))
+
+
+def _half_roots(ectx: EntryCtx, n: int, cdtype) -> L.GlobalVariable:
+    """w^k = exp(-2 pi i k/n), k < n/2: the table of the real passes."""
+    return _global(ectx, "fft_rw", unit_roots(-np.arange(n // 2, dtype=np.int64), n).astype(cdtype.numpy))
+
+
+def _ft(cdtype) -> L.Type:
+    return L.FloatType() if cdtype == complex64 else L.DoubleType()
+
+
+def _work_or_output(ectx: EntryCtx, o: Desc, axis: int, ttype: TensorType):
+    """A C-contiguous buffer of type `ttype` for a result that belongs in `o`: o's own memory
+    when the axis is o's last and o is C-contiguous (checked at run time), else a temporary.
+    Returns (buffer, in_output: i1 or None); `_to_output` copies a temporary over."""
+    b = ectx.builder
+    if axis != o.rank - 1:
+        return ectx.alloc(ttype), None
+    ok, expect = L.Constant(L.IntType(1), 1), i64(1)
+    for k in range(o.rank - 1, -1, -1):
+        good = b.or_(b.icmp_signed("==", o.shape[k], i64(1)), b.icmp_signed("==", o.strides[k], expect))
+        ok, expect = b.and_(ok, good), b.mul(expect, o.shape[k])
+    slot = alloca(ectx.alloca_builder, PTR)
+    with b.if_else(ok) as (then, otherwise):
+        with then:
+            b.store(o.data, slot)
+        with otherwise:
+            b.store(ectx.alloc(ttype).data, slot)
+    shape = [ectx.dim(d) for d in ttype.shape]
+    return Desc(ttype.dtype, b.load(slot, typ=PTR), shape, contiguous_strides(b, shape), tuple(ttype.shape)), ok
+
+
+def _to_output(ectx: EntryCtx, res: Desc, o: Desc, axis: int, in_output) -> None:
+    if in_output is None:
+        copy(ectx, res, _moved(o, axis))
+        return
+    with ectx.builder.if_then(ectx.builder.not_(in_output)):
+        copy(ectx, res, o)
+
+
+def _rfft_half(ectx: EntryCtx, x: Desc, o: Desc, axis: int, keep: int, n: int, scale: float) -> None:
+    """Rows z_j = x_2j + i x_2j+1 in a (batch..., h+1) buffer, DFT_h, then the r2c pass in place."""
+    cdtype, h = o.dtype, n // 2
+    xm = _moved(x, axis)
+    work, in_output = _work_or_output(ectx, o, axis, TensorType(cdtype, xm.static_shape[:-1] + (h + 1,)))
+    reals = _real_view(ectx, work, n)
+    if not is_static(keep):
+        fill(ectx, reals, 0)
+    elif keep < n:
+        fill(ectx, _last(ectx, reals, keep, n - keep), 0)
+    if not is_static(keep) or keep > 0:
+        copy(ectx, _last(ectx, xm, 0, keep), _last(ectx, reals, 0, keep))
+    howmany = ectx.numel(work.shape[:-1])
+    _c2c(ectx, cdtype, h, work.data, work.data, howmany, (i64(1), i64(h + 1), i64(1), i64(h + 1)), True, 1.0)
+    post = _declare(ectx.module, r2c_name(precision_of(cdtype)), L.VoidType(),
+                    [PTR, L.IntType(64), L.IntType(64), L.IntType(64), PTR, _ft(cdtype)])
+    ectx.builder.call(post, [work.data, i64(h), howmany, i64(h + 1), _half_roots(ectx, n, cdtype),
+                             L.Constant(_ft(cdtype), scale)])
+    _to_output(ectx, work, o, axis, in_output)
+
+
+def _irfft_half(ectx: EntryCtx, x: Desc, o: Desc, axis: int, keep: int, n: int, scale: float) -> None:
+    """The c2r pass from x's first h+1 entries into z (batch..., h), IDFT_h, then reals x_2j = Re
+    z_j, x_2j+1 = Im z_j."""
+    cdtype, h = o.dtype.complex_dtype, n // 2
+    spec = _load_work(ectx, x, axis, h + 1, keep, cdtype)
+    z, in_output = _work_or_output(ectx, o, axis, TensorType(cdtype, spec.static_shape[:-1] + (h,)))
+    howmany = ectx.numel(spec.shape[:-1])
+    pre = _declare(ectx.module, c2r_name(precision_of(cdtype)), L.VoidType(),
+                   [PTR, L.IntType(64), PTR] + [L.IntType(64)] * 3 + [PTR])
+    ectx.builder.call(pre, [spec.data, i64(h + 1), z.data, i64(h), i64(h), howmany, _half_roots(ectx, n, cdtype)])
+    _c2c(ectx, cdtype, h, z.data, z.data, howmany, (i64(1), i64(h), i64(1), i64(h)), False, scale)
+    _to_output(ectx, _real_view(ectx, z, n), o, axis, in_output)

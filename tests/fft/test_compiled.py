@@ -1,0 +1,161 @@
+"""np.fft inside aot.compile'd functions: the fft/rfft/irfft ops lowered onto the generated kernels,
+checked against numpy (values within the dtype's tolerance, result dtypes equal to numpy's)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aot
+
+RNG = np.random.default_rng(1234)
+NORMS = (None, "backward", "ortho", "forward")
+
+
+def _data(shape, dtype):
+    dtype = np.dtype(dtype)
+    x = RNG.standard_normal(shape)
+    if dtype.kind == "c":
+        x = x + 1j * RNG.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _check(got, want, single: bool = False) -> None:
+    assert got.dtype == want.dtype
+    assert got.shape == want.shape
+    scale = max(float(np.abs(want).max(initial=0.0)), 1.0)
+    tol = 2e-6 if single or want.dtype in (np.complex64, np.float32) else 1e-13
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol * scale * np.log2(max(want.size, 2)))
+
+
+def _same(fn, *args):
+    _check(aot.compile(fn)(*args), fn(*args))
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_c2c_norms(norm, inverse, dtype):
+    f = np.fft.ifft if inverse else np.fft.fft
+    _same(lambda a: f(a, norm=norm), _data((3, 24), dtype))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 16, 45, 71, 97, 128, 1009])
+def test_c2c_lengths(n):
+    """Small, odd, prime and Bluestein lengths (71, 97, 1009 take the chirp-z path)."""
+    x = _data((2, n), np.complex128)
+    _same(lambda a: np.fft.fft(a), x)
+    _same(lambda a: np.fft.ifft(a, norm="ortho"), x.astype(np.complex64))
+
+
+@pytest.mark.parametrize("n", [5, 8, 13])
+@pytest.mark.parametrize("axis", [0, -1, -2])
+def test_c2c_padding_truncation_axes(n, axis):
+    x = _data((6, 8, 10), np.complex128)
+    _same(lambda a: np.fft.fft(a, n=n, axis=axis), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_c2c_of_real_input(dtype):
+    x = (_data((4, 10), np.float64) * 10).astype(dtype)
+    _same(lambda a: np.fft.fft(a), x)
+
+
+def test_strided_inputs():
+    """Column steps, offsets, Fortran order and negative strides (one shape: no recompile)."""
+    base = _data((8, 30), np.complex128)
+    f = aot.compile(lambda a: np.fft.fft(a, axis=0))
+    for x in (base[:, ::3][:, :7], base[:, 2:9], np.asfortranarray(base[:, :7]), base[::-1, 20:6:-2]):
+        _check(f(x), np.fft.fft(x, axis=0))
+
+
+def test_strided_output():
+    """A transposed result: the kernel's rows are copied out through the output's strides."""
+    x = _data((5, 12), np.float64)
+    _same(lambda a: np.fft.rfft(a, axis=0).T, x)
+    _same(lambda a: np.fft.fft(a, axis=0).T, x.astype(np.complex64))
+
+
+def test_broadcast_input():
+    """Rows that share memory (batch stride 0) read straight by the kernel."""
+    _same(lambda a: np.fft.ifft(np.broadcast_to(a, (9, 16)), norm="ortho"), _data((16,), np.complex128))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [None, 1, 7, 16, 97, 142])  # 142: a Bluestein half length
+@pytest.mark.parametrize("norm", [None, "forward"])
+def test_rfft_irfft(dtype, n, norm):
+    x = _data((3, 10), dtype)
+    _same(lambda a: np.fft.rfft(a, n=n, norm=norm), x)
+    spec = np.fft.rfft(x, axis=0)
+    if n != 1:
+        _same(lambda a: np.fft.irfft(a, n=n, axis=0, norm=norm), spec)
+
+
+def test_irfft_ignores_imaginary_dc_and_nyquist():
+    spec = _data((2, 9), np.complex128)  # imaginary parts everywhere, numpy drops those of X_0, X_{n/2}
+    _same(lambda a: np.fft.irfft(a), spec)
+    _same(lambda a: np.fft.irfft(a, n=17), spec)
+
+
+@pytest.mark.parametrize("norm", [None, "ortho"])
+def test_nd_forms(norm):
+    x = _data((6, 5, 8), np.complex128)
+    _same(lambda a: np.fft.fft2(a, norm=norm), x)
+    _same(lambda a: np.fft.ifftn(a, s=(4, 6), axes=(0, 2), norm=norm), x)
+    xr = _data((6, 5, 8), np.float32)
+    _same(lambda a: np.fft.rfftn(a, norm=norm), xr)
+    _same(lambda a: np.fft.irfft2(a, norm=norm), np.fft.rfft2(xr.astype(np.float64)))
+
+
+def test_window_and_power_spectrum():
+    """Elementwise work fused before and after the transform kernel."""
+    x = _data((4, 64), np.float64)
+    w = np.hanning(64)
+    _same(lambda a: np.abs(np.fft.rfft(a * w)) ** 2, x)
+    _same(lambda a: np.abs(np.fft.fft(a * w.astype(np.float32))) ** 2, x.astype(np.float32))
+
+
+@pytest.mark.parametrize("n", [64, 97])
+def test_convolution_by_rfft(n):
+    x = _data((3, n), np.float64)
+    h = np.exp(-np.arange(n // 2 + 1) / 5.0)
+    _same(lambda a: np.fft.irfft(np.fft.rfft(a) * h, n=n), x)
+
+
+def test_new_lengths_recompile():
+    """The default transform length is guarded to its value (plans are baked): each new length
+    compiles once, while the batch dims may stay symbolic."""
+    f = aot.compile(lambda a: np.abs(np.fft.rfft(a)) ** 2)
+    for shape in ((3, 16), (3, 32), (5, 32), (7, 32), (2, 16)):
+        x = _data(shape, np.float64)
+        _check(f(x), np.abs(np.fft.rfft(x)) ** 2)
+    assert f.cache_info()["compiles"] == 3
+
+
+def test_symbolic_batch_dims():
+    """Only the transform axis must be static: the batch may vary at run time."""
+    f = aot.compile(lambda a: np.fft.rfft(a, n=16, axis=1))
+    for rows in (3, 5, 0):
+        x = _data((rows, 12), np.float64)
+        _check(f(x), np.fft.rfft(x, n=16, axis=1))
+
+
+def test_shared_library_links_the_kernels(tmp_path):
+    """aot_compile links the single-precision kernel object into the .so."""
+    def spectrum(a):
+        return np.fft.irfft(np.fft.rfft(a * np.float32(0.5)) * np.float32(2.0), n=24)
+
+    x = _data((3, 24), np.float32)
+    lib = aot.aot_load(aot.aot_compile(spectrum, (x,), path=tmp_path / "spectrum.so"))
+    _check(lib(x), spectrum(x))
+
+
+@pytest.mark.parametrize("kind", ["fft", "rfft", "irfft"])
+@pytest.mark.parametrize("n", [12, 15])
+def test_symbolic_input_length_with_static_n(kind, n):
+    """A static n over an input axis of run-time length: truncated or zero-padded as it comes."""
+    fn = getattr(np.fft, kind)
+    f = aot.compile(lambda a: fn(a, n=n, norm="ortho"), dynamic=True)
+    for m in (3, n // 2 + 1, n, 2 * n + 1):
+        x = _data((2, m), np.float64 if kind == "rfft" else np.complex128)
+        _check(f(x), fn(x, n=n, norm="ortho"))
