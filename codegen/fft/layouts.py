@@ -9,9 +9,9 @@ Three layouts, one codelet source:
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 from llvmlite import ir as L
+
+from ..llvm.loops import for_range  # noqa: F401  (re-exported for the FFT passes)
 
 I32 = L.IntType(32)
 I64 = L.IntType(64)
@@ -32,30 +32,6 @@ def no_vectorize_md(mod: L.Module):
         md.operands = (md, opt)
         mod._aot_no_vectorize = md
     return md
-
-
-@contextmanager
-def for_range(b: L.IRBuilder, start, stop, step=1, name: str = "i", loop_md=None):
-    """for (i = start; i < stop; i += step): yields i; the builder continues after the loop."""
-    start = i64(start) if isinstance(start, int) else start
-    stop = i64(stop) if isinstance(stop, int) else stop
-    step = i64(step) if isinstance(step, int) else step
-    pre = b.block
-    head = b.append_basic_block(f"{name}.head")
-    body = b.append_basic_block(f"{name}.body")
-    done = b.append_basic_block(f"{name}.done")
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(I64, name=name)
-    i.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", i, stop), body, done)
-    b.position_at_end(body)
-    yield i
-    i.add_incoming(b.add(i, step), b.block)
-    back = b.branch(head)
-    if loop_md is not None:
-        back.set_metadata("llvm.loop", loop_md)
-    b.position_at_end(done)
 
 
 class Layout:

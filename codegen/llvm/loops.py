@@ -18,8 +18,9 @@ def i64(v: int) -> L.Constant:
 
 
 @contextmanager
-def for_range(b: L.IRBuilder, start, stop, step=1, name: str = "i"):
-    """for (i = start; i < stop; i += step) { body }; yields i. The builder ends after the loop."""
+def for_range(b: L.IRBuilder, start, stop, step=1, name: str = "i", loop_md=None):
+    """for (i = start; i < stop; i += step) { body }; yields i. The builder ends after the loop.
+    `loop_md` is attached to the back edge as llvm.loop metadata (e.g. to keep a loop scalar)."""
     start = i64(start) if isinstance(start, int) else start
     stop = i64(stop) if isinstance(stop, int) else stop
     step = i64(step) if isinstance(step, int) else step
@@ -35,7 +36,9 @@ def for_range(b: L.IRBuilder, start, stop, step=1, name: str = "i"):
     b.position_at_end(body)
     yield i
     i.add_incoming(b.add(i, step), b.block)
-    b.branch(head)
+    back = b.branch(head)
+    if loop_md is not None:
+        back.set_metadata("llvm.loop", loop_md)
     b.position_at_end(done)
 
 
