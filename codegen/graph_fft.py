@@ -178,11 +178,25 @@ def _vlen(ectx: EntryCtx, cdtype) -> int:
 
 def _c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen: int) -> L.Function:
     """kernel(args, lo, hi): transforms lo..hi of the batch described by args = [src, dst, istride,
-    idist, ostride, odist, error flag]. Lanes are chosen as aot/fft/_exec.py does."""
+    idist, ostride, odist, error flag]. Lanes are chosen as aot/fft/_exec.py does. One per
+    (precision, n, direction, scale) and module, sharing the plan's constants."""
+    key = ("fft_chunk", cdtype, n, forward, scale)
+    if key not in ectx.helpers:
+        ectx.helpers[key] = _emit_c2c_chunk(ectx, cdtype, n, forward, scale, vlen)
+    return ectx.helpers[key]
+
+
+def _plan_globals(ectx: EntryCtx, cdtype, n: int) -> tuple:
+    key = ("fft_plan", cdtype, n)
+    if key not in ectx.helpers:
+        plan = make_cplan(n, cdtype.numpy)
+        ectx.helpers[key] = (_global(ectx, "fft_plan", plan.header), _global(ectx, "fft_tw", plan.twiddles))
+    return ectx.helpers[key]
+
+
+def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen: int) -> L.Function:
     prec, ft = precision_of(cdtype), _ft(cdtype)
-    plan = make_cplan(n, cdtype.numpy)
-    hdr = _global(ectx, "fft_plan", plan.header)
-    tw = _global(ectx, "fft_tw", plan.twiddles)
+    hdr, tw = _plan_globals(ectx, cdtype, n)
     lanes_ok = n <= _LANES_LIMIT_N
     nbytes = SCRATCH_PER_LANE * n * (vlen if lanes_ok else 1) * cdtype.real_dtype.numpy.itemsize
     fn, b = new_kernel(ectx.module, ectx.kernel_name("fft"))

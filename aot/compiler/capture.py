@@ -176,8 +176,19 @@ def _library_translation(func):
     if mod.startswith("aot.fft"):
         np_fn = getattr(np.fft, name, None)
         if np_fn is not None and frontend.is_supported(np_fn):
-            return lambda em, *a, **k: frontend.translate(em, np_fn, *a, **k)
+            return lambda em, *a, **k: frontend.translate(em, np_fn, *a, **_numpy_fft_kwargs(name, k))
     raise GraphBreak(f"{mod}.{name} cannot be compiled yet (at {user_frame_summary()})")
+
+
+def _numpy_fft_kwargs(name: str, kwargs: dict) -> dict:
+    """torch's `dim` is numpy's `axis` (1-D transforms) or `axes` (2-D and N-D ones)."""
+    if "dim" not in kwargs:
+        return kwargs
+    kwargs = dict(kwargs)
+    dim = kwargs.pop("dim")
+    if dim is not None:
+        kwargs["axes" if name.endswith(("2", "n")) else "axis"] = dim
+    return kwargs
 
 
 def _operator(name: str, reflected: bool = False):

@@ -8,26 +8,16 @@ computes in double. Kernels are compiled once per precision and host (cached on 
 """
 from __future__ import annotations
 
-from ._api import (
-                   fft,
-                   fft2,
-                   fftn,
-                   hfft,
-                   hfft2,
-                   hfftn,
-                   ifft,
-                   ifft2,
-                   ifftn,
-                   ihfft,
-                   ihfft2,
-                   ihfftn,
-                   irfft,
-                   irfft2,
-                   irfftn,
-                   rfft,
-                   rfft2,
-                   rfftn,
-)
+from ..fx._overrides import dispatchable
+from . import _api
+
+# dispatchable: traced calls (aot.fx, aot.compile) see one call of the public function
+fft, ifft, rfft, irfft, hfft, ihfft = (dispatchable(getattr(_api, n))
+                                       for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"))
+fft2, ifft2, rfft2, irfft2, hfft2, ihfft2 = (dispatchable(getattr(_api, n))
+                                             for n in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"))
+fftn, ifftn, rfftn, irfftn, hfftn, ihfftn = (dispatchable(getattr(_api, n))
+                                             for n in ("fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"))
 from ._exec import PLANS as plan_cache
 from ._helpers import fftfreq, fftshift, ifftshift, rfftfreq
 
