@@ -83,7 +83,9 @@ def split_reduce(
     out_item = memory_type(dtype).get_abi_size(_td(ectx))
     extra = [n0, chunk, kept_total, i64(out_item)] + [i64(s) for s in itemsizes]
     wrapper = _wrapper(ectx, kern, n_in, r, a0)
-    ectx.call_kernel(wrapper, base + extra, i64(nt), 1)
+    # `total` is the chunk count; the work that decides threading is every element reduced
+    work = ectx.numel(list(slots[n_in + 1 : n_in + 1 + r]))
+    ectx.call_kernel(wrapper, base + extra, i64(nt), 1, work=work)
     kept_static = tuple(out.static_shape[k] for k in kept) if keepdims else tuple(out.static_shape)
     view = Desc(
         out.dtype,

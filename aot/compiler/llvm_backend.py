@@ -97,7 +97,22 @@ def cache_key_of(module: ir.Module, target, options) -> str:
 
     return cache_key(canonical_text(module), target.triple, target.cpu, target.features,
                      str(target.vector_bits), str(target.vector_library), repr(options),
-                     aot.__version__, llvmlite.__version__)
+                     aot.__version__, llvmlite.__version__, codegen_fingerprint())
+
+
+@functools.cache
+def codegen_fingerprint() -> str:
+    """Hash of the code generator's sources: object code cached by another version of codegen/
+    (even with the same package version, e.g. during development) must not be reused."""
+    import hashlib
+    from pathlib import Path
+
+    import codegen
+
+    h = hashlib.sha256()
+    for path in sorted(Path(codegen.__file__).parent.rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def compile_graph(gm, example_inputs, options: dict):
