@@ -220,6 +220,13 @@ def _fast_path(entry: CacheEntry, args: tuple, kwargs: dict, leaves: list):
     fast = make(unwrap=unwrap, guard=None if entry.lifted else entry.guards.check)
     if not fast:
         return False
+    extra = entry.guards.extra_check  # guards on closure/global scalars: not implied by the arrays
+    if extra is not None:
+        inner = fast
+
+        def fast(*a):
+            return inner(*a) if extra() else None
+
     if not entry.lifted:
         return fast
     from numpy import asarray  # Parameters subclass ndarray: the native check wants the exact type

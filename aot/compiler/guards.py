@@ -46,6 +46,7 @@ class GuardSet:
 
     _singles: list = field(default_factory=list)
     names: list | None = None
+    extra_check: Callable[[], bool] | None = None  # the guards not over the call's arguments
 
 
 def _rename(text: str, names: list[str] | None) -> str:
@@ -137,6 +138,10 @@ def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, 
     gs = GuardSet(shown, namespace["check"], source, static_dims)
     gs._singles = singles
     gs.names = names
+    if extra_readable:  # closure/global scalars: checked on the native fast path too
+        src = "def extra_check():\n    return (" + "\n            and ".join(extra_readable) + ")\n"
+        exec(compile(src, "<aot guards>", "exec"), namespace)
+        gs.extra_check = namespace["extra_check"]
     return gs
 
 

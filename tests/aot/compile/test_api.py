@@ -193,3 +193,21 @@ def test_bad_input_raises_clear_errors(backend):
         f(np.ones(3), "a string")
     with pytest.raises(TypeError, match="not supported"):
         f(np.ones(3, dtype=np.float16), np.ones(3))
+
+
+SCALE = 3
+
+
+def test_global_scalar_change_is_seen_after_warm_calls(backend):
+    global SCALE
+    f = aot.compile(lambda x: x * SCALE, backend=backend)
+    x = np.arange(3.0)
+    try:
+        for _ in range(3):  # warm: later calls take the fast path
+            np.testing.assert_array_equal(f(x), x * 3)
+        SCALE = 5
+        np.testing.assert_array_equal(f(x), x * 5)
+        assert f.cache_info()["compiles"] == 2
+        assert any("global SCALE == 5" in g for g in f.cache_info()["entries"][1]["guards"])
+    finally:
+        SCALE = 3
