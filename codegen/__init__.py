@@ -69,12 +69,16 @@ def optimize_ir(llmod, target=None) -> str:
     return str(ref)
 
 
-def compile_object(llmod, target=None) -> bytes:
+def compile_object(llmod, target=None, *, portable: bool = False) -> bytes:
+    """Object code of an llvmlite module. `portable`: for shared libraries, bind glibc references
+    to the target ABI's oldest symbol versions (targets/glibc.py)."""
     from .targets import emit_object, host_target, optimize
     from .targets.base import parse
+    from .targets.glibc import pin_symbol_versions
 
     target = target or host_target()
-    return emit_object(optimize(parse(str(llmod)), target), target)
+    text = pin_symbol_versions(str(llmod), target.triple) if portable else str(llmod)
+    return emit_object(optimize(parse(text), target), target)
 
 
 def compile_assembly(llmod, target=None) -> str:

@@ -39,10 +39,21 @@ STATUS = {1: "out of memory allocating an intermediate buffer", 2: "index out of
 @dataclass(frozen=True)
 class CodegenOptions:
     """num_threads: workers for large kernels (1: serial). parallel_threshold: elements of work
-    below which a kernel runs on the calling thread."""
+    below which a kernel runs on the calling thread. library: the name of the shared library
+    being built ("" in the JIT); then the thread count is read at run time from the i64 global
+    `library_threads_symbol(library)` (initialised to num_threads, set by the C wrapper from
+    AOT_NUM_THREADS and NAME_set_num_threads), and the pool's workers are joined when the
+    library is unloaded. Build-time choices (e.g. split reductions' chunk count) keep num_threads,
+    so results do not depend on the run-time count."""
 
     num_threads: int = 1
     parallel_threshold: int = 65536
+    library: str = ""
+
+
+def library_threads_symbol(library: str) -> str:
+    """The library's thread-count global (defined by codegen, written by runtime/abi_wrapper.py)."""
+    return f"{library}__aot_num_threads"
 
 
 @dataclass
@@ -112,12 +123,13 @@ class EntryCtx:
 
         itemsize = memory_type(ttype.dtype).get_abi_size(_target_data(self))
         nbytes, overflow = self._checked_product(shape + [i64(itemsize)])
-        nbytes = b.select(b.icmp_signed("==", nbytes, i64(0)), i64(1), nbytes)
-        nbytes = b.select(
-            overflow, i64(-1), nbytes
-        )  # malloc(SIZE_MAX) fails: an overflowing size is an error
-        malloc = _declare(self.module, "malloc", PTR, [I64])
-        p = b.call(malloc, [nbytes])
+        # whole cache lines, 64-aligned (vector stores split across lines cost the FFT up to 40%)
+        nbytes = b.and_(b.add(nbytes, i64(63)), i64(-64))
+        nbytes = b.select(b.icmp_signed("==", nbytes, i64(0)), i64(64), nbytes)
+        overflow = b.or_(overflow, b.icmp_signed("<", nbytes, i64(0)))
+        nbytes = b.select(overflow, i64(-1), nbytes)  # aligned_alloc(SIZE_MAX) fails: an error
+        aligned_alloc = _declare(self.module, "aligned_alloc", PTR, [I64, I64])
+        p = b.call(aligned_alloc, [i64(64), nbytes])
         slot = alloca(self.alloca_builder, PTR)
         self.alloca_builder.store(L.Constant(PTR, None), slot)
         b.store(p, slot)
@@ -150,19 +162,42 @@ class EntryCtx:
                 v = b.ptrtoint(v, I64)
             b.store(v, b.gep(arr, [i64(k)], source_etype=I64))
         args = self.last_args = arr
-        nt = self.options.num_threads
-        if nt <= 1:
+        nt = self.num_threads()
+        if nt is None:
             b.call(kern, [args, i64(0), total])
             return
         big = b.icmp_signed(
             ">=", work if work is not None else total, i64(max(self.options.parallel_threshold, 2 * align))
         )
         big = b.and_(big, b.icmp_signed(">=", total, i64(2 * align)))
+        if not isinstance(nt, L.Constant):
+            big = b.and_(big, b.icmp_signed(">", nt, i64(1)))
         with b.if_else(big) as (then, otherwise):
             with then:
-                b.call(parallel_for(self.module), [kern, args, total, i64(nt), i64(align)])
+                pfor = parallel_for(self.module, join_at_unload=bool(self.options.library))
+                b.call(pfor, [kern, args, total, nt, i64(align)])
             with otherwise:
                 b.call(kern, [args, i64(0), total])
+
+    def num_threads(self) -> L.Value | None:
+        """The thread count for parallel_for: a constant (JIT), the library's run-time setting
+        (loaded at each call, so NAME_set_num_threads applies to the next kernel), or None when
+        the code is serial."""
+        if not self.options.library:
+            nt = self.options.num_threads
+            return i64(nt) if nt > 1 else None
+        return self.builder.load_atomic(_threads_global(self.module, self.options), "monotonic", 8, typ=I64)
+
+
+def _threads_global(module: L.Module, options: CodegenOptions) -> L.GlobalVariable:
+    """The library's thread-count global (external: the C wrapper writes it), made once."""
+    name = library_threads_symbol(options.library)
+    g = module.globals.get(name)
+    if g is None:
+        g = L.GlobalVariable(module, I64, name=name)
+        g.initializer = i64(max(1, options.num_threads))
+        g.align = 8
+    return g
 
 
 def _target_data(ectx: EntryCtx):
@@ -252,7 +287,7 @@ def entry_rule(*names: str):
 
 def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) -> L.Function:
     """Emit `i32 func.name(ptr data, ptr meta)` for an ir Func."""
-    from . import graph_fft, graph_ops  # noqa: F401  (fill ENTRY_LOWERINGS)
+    from . import graph_fft, graph_fft_fused, graph_ops  # noqa: F401  (fill ENTRY_LOWERINGS)
 
     fn = L.Function(module, L.FunctionType(I32, [PTR, PTR]), name=func.name)
     data, meta = fn.args
@@ -266,6 +301,8 @@ def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) 
     ectx.rc_slot = alloca(ab, I32)
     ab.store(L.Constant(I32, 0), ectx.rc_slot)
     ectx.helpers = module.__dict__.setdefault("aot_helpers", {})  # module-wide helper functions
+    if options.library:
+        _threads_global(module, options)  # the wrapper sets it even when no kernel is threaded
     ret = func.return_op
     if ret is None:
         raise ValueError(f"function @{func.name} has no return")

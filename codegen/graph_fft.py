@@ -9,9 +9,10 @@ copied in (cast to complex, truncated or zero-padded to n), the kernel transform
 Plans (header and twiddles), the Bluestein chirp and kernel, and the real passes' roots are
 baked into the module as constants. The kernel entries (`aot_fft_c2c_{f32,f64}`, the real
 passes) are external symbols: the JIT registers them before loading a graph that uses them,
-shared libraries link the kernel object (see `kernel_precisions`). The transform length n must
-be static (plans are baked; a symbolic one raises MissingRule naming the op and axis); the
-input's length along the axis may be symbolic when n is given (truncated or padded at run time).
+shared libraries link the kernel object (see `kernel_precisions`). A symbolic transform length
+runs on a plan the kernel module builds at run time and caches per call site
+(graph_fft_dynamic.py); the input's length along the axis may be symbolic when n is given
+(truncated or padded at run time).
 
 Real transforms of even length n run a complex transform of length n/2 plus the real pre/post
 pass of codegen/fft/real.py (as aot/fft/_real.py); odd lengths (and Bluestein half lengths) go
@@ -29,7 +30,6 @@ from llvmlite import ir as L
 
 from ir.core import Block, Operation
 from ir.dtypes import complex64
-from ir.opdef import MissingRule
 from ir.symbols import is_static
 from ir.types import ScalarType, TensorType
 
@@ -64,7 +64,10 @@ def precision_of(cdtype) -> str:
 def kernel_precisions(func) -> set[str]:
     """The precisions ("f32", "f64") of the FFT kernel modules ir function `func` calls into:
     loaders and linkers make those modules' symbols available to the graph's object."""
-    return {precision_of(_work_dtype(op)) for op in func.walk() if op.name in FFT_OPS}
+    from ir.structural import inner_fft
+
+    return {precision_of(_work_dtype(inner_fft(op) if op.name == "kernel.fft" else op))
+            for op in func.walk() if op.name in FFT_OPS or op.name == "kernel.fft"}
 
 
 def _work_dtype(op):
@@ -73,10 +76,18 @@ def _work_dtype(op):
     return dt if dt.is_complex else dt.complex_dtype
 
 
-def _scale(norm: str, n: int, forward: bool) -> float:
+def _scale(ectx: EntryCtx, norm: str, n, forward: bool):
+    """The normalisation factor: a float for a static n, else a double computed at run time."""
+    unit = norm != "ortho" and (norm == "forward") != forward
+    if is_static(n):
+        return 1.0 if unit else (1.0 / math.sqrt(n) if norm == "ortho" else 1.0 / n)
+    b = ectx.builder
+    if unit:
+        return L.Constant(L.DoubleType(), 1.0)
+    nf = b.sitofp(ectx.dim(n), L.DoubleType())
     if norm == "ortho":
-        return 1.0 / math.sqrt(n)
-    return 1.0 / n if (norm == "forward") == forward else 1.0
+        nf = b.call(_declare(ectx.module, "llvm.sqrt.f64", L.DoubleType(), [L.DoubleType()]), [nf])
+    return b.fdiv(L.Constant(L.DoubleType(), 1.0), nf)
 
 
 # --- small helpers over descriptors ----------------------------------------------------------------
@@ -87,10 +98,10 @@ def _moved(d: Desc, axis: int) -> Desc:
                 tuple(d.static_shape[k] for k in keep))
 
 
-def _last(ectx: EntryCtx, d: Desc, start: int, length, step: int = 1) -> Desc:
-    """d[..., start : start + length*step : step] (static start and step; length a dim)."""
+def _last(ectx: EntryCtx, d: Desc, start, length, step: int = 1) -> Desc:
+    """d[..., start : start + length*step : step] (static step; start and length dims)."""
     b = ectx.builder
-    return Desc(d.dtype, elem_ptr(b, d.dtype, d.data, b.mul(i64(start), d.strides[-1])),
+    return Desc(d.dtype, elem_ptr(b, d.dtype, d.data, b.mul(ectx.dim(start), d.strides[-1])),
                 d.shape[:-1] + [ectx.dim(length)], d.strides[:-1] + [b.mul(d.strides[-1], i64(step))],
                 d.static_shape[:-1] + (length,))
 
@@ -125,46 +136,79 @@ def _pointwise(ectx: EntryCtx, ins: list[Desc], out: Desc, build) -> None:
 
 
 # --- the transform ---------------------------------------------------------------------------------
-def _keep(m, limit: int):
-    """How many input entries a transform reads: min(m, limit), symbolic when m is."""
-    if is_static(m):
-        return min(int(m), limit)
+def _keep(m, limit):
+    """How many input entries a transform reads: min(m, limit), symbolic when either is."""
+    if is_static(m) and is_static(limit):
+        return min(int(m), int(limit))
+    from ir.symbols import norm_dim, sympy
+
+    return norm_dim(sympy().Min(m, limit))
+
+
+def _pads(keep, n) -> bool:
+    """Whether entries past `keep` of a length-n buffer may need zeros."""
+    if is_static(keep) and is_static(n):
+        return keep < n
     from ir.symbols import sympy
 
-    return sympy().Min(m, limit)
-
-
-def _pads(keep, n: int) -> bool:
-    """Whether entries past `keep` of a length-n buffer may need zeros."""
-    return not is_static(keep) or keep < n
+    return sympy().simplify(sympy().sympify(n) - keep) != 0
 
 
 def _load_work(ectx: EntryCtx, x: Desc, axis: int, n: int, keep: int, cdtype) -> Desc:
     """A contiguous complex (batch..., n) buffer holding x's first `keep` entries along axis
     (cast to complex), zeros after."""
-    xm = _moved(x, axis)
-    work = ectx.alloc(TensorType(cdtype, xm.static_shape[:-1] + (n,)))
+    work = ectx.alloc(TensorType(cdtype, _batch_shape(x, axis) + (n,)))
     if _pads(keep, n):
         fill(ectx, work, 0)
     if not is_static(keep) or keep > 0:
-        copy(ectx, _last(ectx, xm, 0, keep), _last(ectx, work, 0, keep))
+        _copy_in(ectx, x, lambda d: _last(ectx, _moved(d, axis), 0, keep), _last(ectx, work, 0, keep))
     return work
 
 
-def _c2c_call(ectx: EntryCtx, work: Desc, n: int, forward: bool, scale: float) -> None:
-    """Transform the contiguous rows of length n of `work` in place (a direct plan)."""
-    nn = i64(n)
+# x and o of the rules below are arrays (Desc) or, for kernel.fft, its prologue and epilogue
+# (graph_fft_fused.py), evaluated per element in the passes that fill the work buffer and write out
+def _batch_shape(x, axis: int) -> tuple:
+    return tuple(d for k, d in enumerate(x.static_shape) if k != axis)
+
+
+def _copy_in(ectx: EntryCtx, x, view, dst: Desc) -> None:
+    """dst[...] = view(x) cast to dst's dtype (`view` a Desc -> Desc view such as `_moved`)."""
+    if isinstance(x, Desc):
+        copy(ectx, view(x), dst)
+    else:
+        x.store(ectx, view, dst)
+
+
+def _copy_out(ectx: EntryCtx, res: Desc, o, axis: int) -> None:
+    """o[...] = res, whose rows run along o's `axis`, as o's dtype (the real part when o is real)."""
+    if not isinstance(o, Desc):
+        o.store(ectx, res, lambda d: _moved(d, axis))
+    elif res.dtype.is_complex and not o.dtype.is_complex:
+        _pointwise(ectx, [res], _moved(o, axis), lambda emit, v: emit("real", [v], o.dtype))
+    else:
+        copy(ectx, res, _moved(o, axis))
+
+
+def _c2c_call(ectx: EntryCtx, work: Desc, n, forward: bool, scale) -> None:
+    """Transform the contiguous rows of length n of `work` in place (a direct plan, or any plan
+    built at run time when n is symbolic)."""
+    nn = ectx.dim(n)
     _c2c(ectx, work.dtype, n, work.data, work.data, ectx.numel(work.shape[:-1]), (i64(1), nn, i64(1), nn),
          forward, scale)
 
 
-def _c2c(ectx: EntryCtx, cdtype, n: int, src, dst, howmany, strides: tuple, forward: bool, scale: float) -> None:
+def _c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: bool, scale) -> None:
     """`howmany` transforms of length n (direct plan); strides = (istride, idist, ostride, odist)
     in complex elements, as i64 values. The batch is split into chunks of whole lane groups over
     the entry's threads when large (each chunk mallocs its own scratch; a failed malloc fails the
-    entry with status 1)."""
+    entry with status 1). A symbolic n runs on a plan built at run time (graph_fft_dynamic.py)."""
     b = ectx.builder
     vlen = _vlen(ectx, cdtype)
+    if not is_static(n):
+        from .graph_fft_dynamic import dynamic_c2c
+
+        dynamic_c2c(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen)
+        return
     kern = _c2c_chunk(ectx, cdtype, n, forward, scale, vlen)
     slots = [src, dst, *strides, i64(0)]
     ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, i64(n)))
@@ -206,8 +250,8 @@ def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float,
     istride, idist, ostride, odist = slot[2:]
     cnt = b.sub(hi, lo)
     with b.if_then(b.icmp_signed(">", cnt, i64(0))):
-        malloc = _declare(ectx.module, "malloc", PTR, [L.IntType(64)])
-        scratch = b.call(malloc, [i64(nbytes)])
+        aligned_alloc = _declare(ectx.module, "aligned_alloc", PTR, [L.IntType(64), L.IntType(64)])
+        scratch = b.call(aligned_alloc, [i64(64), i64(-(-nbytes // 64) * 64)])  # see codegen/fft/module.py
         failed = b.icmp_unsigned("==", scratch, L.Constant(PTR, None))
         with b.if_else(failed) as (then, otherwise):
             with then:
@@ -233,7 +277,9 @@ def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float,
 def _direct(ectx: EntryCtx, x: Desc, o: Desc, axis: int, n: int, forward: bool, scale: float) -> bool:
     """x -> o in one kernel call through their strides, when no cast, padding, Bluestein or
     multi-dim batch is involved; False when it does not apply."""
-    if x.dtype != o.dtype or x.rank > 2 or x.static_shape[axis] != n or use_bluestein(n):
+    if x.dtype != o.dtype or x.rank > 2 or x.static_shape[axis] != n:
+        return False
+    if is_static(n) and use_bluestein(n):
         return False
     if x.rank == 1:
         howmany, idist, odist = i64(1), i64(0), i64(0)
@@ -247,7 +293,7 @@ def _direct(ectx: EntryCtx, x: Desc, o: Desc, axis: int, n: int, forward: bool, 
 
 def _transform(ectx: EntryCtx, work: Desc, n: int, forward: bool, scale: float) -> Desc:
     """scale * DFT of each row of `work` (contiguous (batch..., n)); returns where the result is."""
-    if not use_bluestein(n):
+    if not is_static(n) or not use_bluestein(n):  # run-time plans choose Bluestein themselves
         _c2c_call(ectx, work, n, forward, scale)
         return work
     return _bluestein(ectx, work, n, forward, scale)
@@ -294,15 +340,13 @@ def _out(ectx: EntryCtx, op, out) -> Desc:
 
 
 def _axis_n(op, x: Desc, default) -> tuple:
-    """(axis, input length along it (a dim), static transform length n)."""
+    """(axis, input length along it, transform length n): dims (int or sympy)."""
+    from ir.symbols import norm_dim
+
     axis = op.attrs["axis"] % x.rank
     m = x.static_shape[axis]
     n = op.attrs["n"]
-    n = default(m) if n is None else n
-    if not is_static(n):
-        raise MissingRule("llvm", f"{op.name} along axis {axis} with the symbolic length n={n} (compiled "
-                          "FFTs bake their plan: pass a static n, or keep that dim static)")
-    return axis, m, int(n)
+    return axis, m, norm_dim(default(m) if n is None else n)
 
 
 @entry_rule("fft")
@@ -310,13 +354,13 @@ def _fft(ectx: EntryCtx, op, x, out):
     axis, m, n = _axis_n(op, x, lambda m: m)
     forward = not op.attrs["inverse"]
     cdtype = _work_dtype(op)
-    scale = _scale(op.attrs["norm"], n, forward)
+    scale = _scale(ectx, op.attrs["norm"], n, forward)
     o = _out(ectx, op, out)
-    if _direct(ectx, x, o, axis, n, forward, scale):
+    if isinstance(x, Desc) and isinstance(o, Desc) and _direct(ectx, x, o, axis, n, forward, scale):
         return [o]
     work = _load_work(ectx, x, axis, n, _keep(m, n), cdtype)
     res = _transform(ectx, work, n, forward, scale)
-    copy(ectx, res, _moved(o, axis))
+    _copy_out(ectx, res, o, axis)
     return [o]
 
 
@@ -324,14 +368,14 @@ def _fft(ectx: EntryCtx, op, x, out):
 def _rfft(ectx: EntryCtx, op, x, out):
     axis, m, n = _axis_n(op, x, lambda m: m)
     cdtype = _work_dtype(op)
-    scale = _scale(op.attrs["norm"], n, True)
+    scale = _scale(ectx, op.attrs["norm"], n, True)
     o = _out(ectx, op, out)
     if _half_length(n):
         _rfft_half(ectx, x, o, axis, _keep(m, n), n, scale)
         return [o]
     work = _load_work(ectx, x, axis, n, _keep(m, n), cdtype)
     res = _transform(ectx, work, n, True, scale)
-    copy(ectx, _last(ectx, res, 0, n // 2 + 1), _moved(o, axis))
+    _copy_out(ectx, _last(ectx, res, 0, n // 2 + 1), o, axis)
     return [o]
 
 
@@ -342,25 +386,27 @@ def _irfft(ectx: EntryCtx, op, x, out):
     X_{n/2} only reach the dropped imaginary part)."""
     axis, m, n = _axis_n(op, x, lambda m: 2 * (m - 1))
     cdtype = _work_dtype(op)
-    scale = _scale(op.attrs["norm"], n, False)
+    scale = _scale(ectx, op.attrs["norm"], n, False)
     o = _out(ectx, op, out)
     if _half_length(n):
         _irfft_half(ectx, x, o, axis, _keep(m, n // 2 + 1), n, scale)
         return [o]
     work = _load_work(ectx, x, axis, n, _keep(m, n // 2 + 1), cdtype)
     mirror = (n - 1) // 2  # X_{n-j} = conj(X_j), j = 1 .. (n-1)//2
-    if mirror > 0:
+    if not is_static(mirror) or mirror > 0:
         src = _last(ectx, work, 1, mirror)
         _pointwise(ectx, [src], _last(ectx, work, n - 1, mirror, -1),
                    lambda emit, v: emit("conj", [v], cdtype))
     res = _transform(ectx, work, n, False, scale)
-    _pointwise(ectx, [res], _moved(o, axis), lambda emit, v: emit("real", [v], o.dtype))
+    _copy_out(ectx, res, o, axis)
     return [o]
 
 
 # --- real transforms of even length: a half-length c2c plus the real pass (aot/fft/_real.py) -------
-def _half_length(n: int) -> bool:
-    return n % 2 == 0 and not use_bluestein(n // 2)
+def _half_length(n) -> bool:
+    """Whether a real transform runs on the half-length complex one (static even n; a run-time
+    length takes the full complex transform)."""
+    return is_static(n) and n % 2 == 0 and not use_bluestein(n // 2)
 
 
 def _real_view(ectx: EntryCtx, d: Desc, n: int) -> Desc:
@@ -384,7 +430,7 @@ def _work_or_output(ectx: EntryCtx, o: Desc, axis: int, ttype: TensorType):
     when the axis is o's last and o is C-contiguous (checked at run time), else a temporary.
     Returns (buffer, in_output: i1 or None); `_to_output` copies a temporary over."""
     b = ectx.builder
-    if axis != o.rank - 1:
+    if axis != o.rank - 1 or not isinstance(o, Desc):
         return ectx.alloc(ttype), None
     ok, expect = L.Constant(L.IntType(1), 1), i64(1)
     for k in range(o.rank - 1, -1, -1):
@@ -402,7 +448,7 @@ def _work_or_output(ectx: EntryCtx, o: Desc, axis: int, ttype: TensorType):
 
 def _to_output(ectx: EntryCtx, res: Desc, o: Desc, axis: int, in_output) -> None:
     if in_output is None:
-        copy(ectx, res, _moved(o, axis))
+        _copy_out(ectx, res, o, axis)
         return
     with ectx.builder.if_then(ectx.builder.not_(in_output)):
         copy(ectx, res, o)
@@ -411,21 +457,17 @@ def _to_output(ectx: EntryCtx, res: Desc, o: Desc, axis: int, in_output) -> None
 def _rfft_half(ectx: EntryCtx, x: Desc, o: Desc, axis: int, keep: int, n: int, scale: float) -> None:
     """Rows z_j = x_2j + i x_2j+1 in a (batch..., h+1) buffer, DFT_h, then the r2c pass in place."""
     cdtype, h = o.dtype, n // 2
-    xm = _moved(x, axis)
-    work, in_output = _work_or_output(ectx, o, axis, TensorType(cdtype, xm.static_shape[:-1] + (h + 1,)))
+    work, in_output = _work_or_output(ectx, o, axis, TensorType(cdtype, _batch_shape(x, axis) + (h + 1,)))
     reals = _real_view(ectx, work, n)
     if not is_static(keep):
         fill(ectx, reals, 0)
     elif keep < n:
         fill(ectx, _last(ectx, reals, keep, n - keep), 0)
     if not is_static(keep) or keep > 0:
-        copy(ectx, _last(ectx, xm, 0, keep), _last(ectx, reals, 0, keep))
+        _copy_in(ectx, x, lambda d: _last(ectx, _moved(d, axis), 0, keep), _last(ectx, reals, 0, keep))
     howmany = ectx.numel(work.shape[:-1])
     _c2c(ectx, cdtype, h, work.data, work.data, howmany, (i64(1), i64(h + 1), i64(1), i64(h + 1)), True, 1.0)
-    post = _declare(ectx.module, r2c_name(precision_of(cdtype)), L.VoidType(),
-                    [PTR, L.IntType(64), L.IntType(64), L.IntType(64), PTR, _ft(cdtype)])
-    ectx.builder.call(post, [work.data, i64(h), howmany, i64(h + 1), _half_roots(ectx, n, cdtype),
-                             L.Constant(_ft(cdtype), scale)])
+    _real_pass(ectx, "r2c", cdtype, h, scale, [work.data, i64(h + 1), _half_roots(ectx, n, cdtype)], howmany)
     _to_output(ectx, work, o, axis, in_output)
 
 
@@ -436,8 +478,39 @@ def _irfft_half(ectx: EntryCtx, x: Desc, o: Desc, axis: int, keep: int, n: int, 
     spec = _load_work(ectx, x, axis, h + 1, keep, cdtype)
     z, in_output = _work_or_output(ectx, o, axis, TensorType(cdtype, spec.static_shape[:-1] + (h,)))
     howmany = ectx.numel(spec.shape[:-1])
-    pre = _declare(ectx.module, c2r_name(precision_of(cdtype)), L.VoidType(),
-                   [PTR, L.IntType(64), PTR] + [L.IntType(64)] * 3 + [PTR])
-    ectx.builder.call(pre, [spec.data, i64(h + 1), z.data, i64(h), i64(h), howmany, _half_roots(ectx, n, cdtype)])
+    _real_pass(ectx, "c2r", cdtype, h, 1.0, [spec.data, i64(h + 1), z.data, i64(h), _half_roots(ectx, n, cdtype)],
+               howmany)
     _c2c(ectx, cdtype, h, z.data, z.data, howmany, (i64(1), i64(h), i64(1), i64(h)), False, scale)
     _to_output(ectx, _real_view(ectx, z, n), o, axis, in_output)
+
+
+def _real_pass(ectx: EntryCtx, which: str, cdtype, h: int, scale: float, slots: list, howmany) -> None:
+    """The r2c post pass (slots: rows, row distance, roots) or the c2r pre pass (slots: spectrum,
+    its row distance, z, its row distance, roots) over `howmany` rows, split over the entry's
+    threads when large."""
+    key = ("fft_real", which, cdtype, h, scale)
+    if key not in ectx.helpers:
+        ectx.helpers[key] = _emit_real_chunk(ectx, which, cdtype, h, scale)
+    ectx.call_kernel(ectx.helpers[key], slots, howmany, 1, work=ectx.builder.mul(howmany, i64(h)))
+
+
+def _emit_real_chunk(ectx: EntryCtx, which: str, cdtype, h: int, scale: float) -> L.Function:
+    """kernel(args, lo, hi): rows lo..hi of the real pass `which` (see _real_pass)."""
+    ft, prec, I64 = _ft(cdtype), precision_of(cdtype), L.IntType(64)
+    fn, b = new_kernel(ectx.module, ectx.kernel_name(f"fft_{which}"))
+    args, lo, hi = fn.args
+    nslots = 3 if which == "r2c" else 5
+    slot = [b.load(b.gep(args, [i64(k)], source_etype=I64), typ=I64) for k in range(nslots)]
+
+    def rows(k):  # the pointer in slot k advanced to row lo (its row distance is in slot k + 1)
+        return b.gep(b.inttoptr(slot[k], PTR), [b.mul(b.mul(lo, slot[k + 1]), i64(2))], source_etype=ft)
+
+    cnt = b.sub(hi, lo)
+    if which == "r2c":
+        post = _declare(ectx.module, r2c_name(prec), L.VoidType(), [PTR, I64, I64, I64, PTR, ft])
+        b.call(post, [rows(0), i64(h), cnt, slot[1], b.inttoptr(slot[2], PTR), L.Constant(ft, scale)])
+    else:
+        pre = _declare(ectx.module, c2r_name(prec), L.VoidType(), [PTR, I64, PTR, I64, I64, I64, PTR])
+        b.call(pre, [rows(0), slot[1], rows(2), slot[3], i64(h), cnt, b.inttoptr(slot[4], PTR)])
+    b.ret_void()
+    return fn

@@ -8,7 +8,8 @@ are dropped after their last use (like torch.fx's Interpreter), so peak memory f
 
 Fused kernels run on whole arrays: operands are broadcast to the kernel's `shape`, the body's
 scalar ops run elementwise on arrays through the same references, and kernel.reduce combines the
-yielded array over `axes` with the numpy function of its `kind`.
+yielded array over `axes` with the numpy function of its `kind`. kernel.fft runs its prologue like a
+kernel.elementwise body, the transform's reference on the result, then its epilogue on that.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from .core import Block, Func, Module, Operation, Value
 from .opdef import MissingRule, lookup
+from .structural import inner_fft
 from .symbols import is_static, sympy
 from .types import ScalarType, TensorType
 from .verifier import describe_op
@@ -236,10 +238,13 @@ def _call_reference(op: Operation, operands: list, env: Env) -> list:
 
 # --- fused kernels ------------------------------------------------------------------------------------
 
-def _kernel_body(frame: _Frame, op: Operation, operands: list) -> tuple[tuple[int, ...], list]:
-    shape = tuple(eval_dim(d, frame.env) for d in op.attrs["shape"])
+def _kernel_body(frame: _Frame, op: Operation, operands: list, block: Block | None = None,
+                 shape: tuple | None = None) -> tuple[tuple[int, ...], list]:
+    """Run a kernel body (`block`, default the op's only one) over `shape` (default its attribute)."""
+    if shape is None:
+        shape = tuple(eval_dim(d, frame.env) for d in op.attrs["shape"])
     args = [np.broadcast_to(x, shape) for x in operands]
-    body = frame.run_block(op.regions[0].block, args)
+    body = frame.run_block(op.regions[0].block if block is None else block, args)
     return shape, [np.broadcast_to(np.asarray(y), shape) for y in body]
 
 
@@ -288,8 +293,17 @@ def _run_reduce(frame: _Frame, op: Operation, operands: list) -> list:
     return [REDUCERS[op.attrs["kind"]](y, axes, bool(op.attrs["keepdims"]), dtype)]
 
 
+def _run_fft(frame: _Frame, op: Operation, operands: list) -> list:
+    fft, k = inner_fft(op), op.attrs["inputs"]
+    _, (x,) = _kernel_body(frame, op, operands[:k], op.regions[0].block)
+    (y,) = frame.run_op(fft, [np.array(x)])  # checks the transform's result against its type
+    _, ys = _kernel_body(frame, op, [y] + operands[k:], op.regions[1].block, y.shape)
+    return [np.array(v) for v in ys]
+
+
 # region-carrying ops the interpreter runs itself: name -> fn(frame, op, operand arrays) -> results
 REGION_EXECUTORS: dict[str, Callable[[_Frame, Operation, list], list]] = {
     "kernel.elementwise": _run_elementwise,
     "kernel.reduce": _run_reduce,
+    "kernel.fft": _run_fft,
 }

@@ -13,12 +13,14 @@ first would keep only the real part).
 """
 from __future__ import annotations
 
+from .core import Operation, Value
 from .dtypes import DType
-from .opdef import REQUIRED, OpDef, OpError, broadcast_shapes, register
+from .opdef import REQUIRED, OpDef, OpError, broadcast_shapes, infer_result_types, register
 from .symbols import dims_equal
 from .types import ScalarType, TensorType
 
 REDUCE_KINDS = ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin")
+FFT_KINDS = ("fft", "rfft", "irfft")
 
 
 def _no_results(operand_types, attrs, regions):
@@ -28,14 +30,20 @@ def _no_results(operand_types, attrs, regions):
 def _kernel_body_checks(op, name: str) -> list:
     if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
         raise OpError(f"{name}: expected one region with one block")
-    block = op.regions[0].block
-    if len(block.args) != len(op.operands):
-        raise OpError(f"{name}: body has {len(block.args)} arguments for {len(op.operands)} operands")
-    for i, (a, v) in enumerate(zip(block.args, op.operands)):
-        if not isinstance(a.type, ScalarType) or a.type.dtype != v.type.dtype:
-            raise OpError(f"{name}: body argument #{i} is {a.type}, expected scalar {v.type.dtype}")
-    shape = op.attrs["shape"]
-    for i, v in enumerate(op.operands):
+    return _body_checks(name, op.regions[0].block, op.operands, op.attrs["shape"])
+
+
+def _body_checks(name: str, block, operands, shape, lead: tuple = ()) -> list:
+    """Check a scalar body reading `operands` broadcast to `shape` (after `lead` leading scalar
+    arguments of these dtypes); returns the types it yields."""
+    if len(block.args) != len(lead) + len(operands):
+        extra = f" (after {len(lead)} leading)" if lead else ""
+        raise OpError(f"{name}: body has {len(block.args)} arguments for {len(operands)} operands{extra}")
+    want = list(lead) + [v.type.dtype for v in operands]
+    for i, (a, dt) in enumerate(zip(block.args, want)):
+        if not isinstance(a.type, ScalarType) or a.type.dtype != dt:
+            raise OpError(f"{name}: body argument #{i} is {a.type}, expected scalar {dt}")
+    for i, v in enumerate(operands):
         if not isinstance(v.type, TensorType):
             raise OpError(f"{name}: operand #{i} must be a tensor, got {v.type}")
         out = broadcast_shapes(v.type.shape, shape, op=name)
@@ -92,6 +100,62 @@ def _reduce_verify(op):
             raise OpError(f"kernel.reduce: axis {a} out of bounds for rank {rank}")
 
 
+def fft_attrs(attrs: dict) -> dict:
+    """The attributes of the fft-family op that a kernel.fft with attributes `attrs` runs."""
+    out = {"axis": attrs["axis"], "n": attrs.get("n"), "norm": attrs.get("norm", "backward")}
+    if attrs["kind"] == "fft":
+        out["inverse"] = attrs.get("inverse", False)
+    return out
+
+
+def _yields(region, what: str) -> list:
+    if len(region.blocks) != 1:
+        raise OpError(f"kernel.fft: the {what} must have one block")
+    term = region.block.terminator
+    if term is None or term.name != "yield":
+        raise OpError(f"kernel.fft: the {what} must end in yield")
+    return [v.type for v in term.operands]
+
+
+def _fft_types(attrs, regions) -> tuple[TensorType, TensorType]:
+    """(input, result) types of the transform a kernel.fft runs."""
+    if attrs["kind"] not in FFT_KINDS:
+        raise OpError(f"kernel.fft: kind must be one of {FFT_KINDS}, got {attrs['kind']!r}")
+    if attrs["kind"] != "fft" and attrs.get("inverse", False):
+        raise OpError(f"kernel.fft: inverse is only an attribute of kind 'fft', not {attrs['kind']!r}")
+    if len(regions) != 2:
+        raise OpError(f"kernel.fft: expected two regions (prologue, epilogue), got {len(regions)}")
+    made = _yields(regions[0], "prologue")
+    if len(made) != 1:
+        raise OpError(f"kernel.fft: the prologue must yield one value, got {len(made)}")
+    x = TensorType(made[0].dtype, tuple(attrs["shape"]))
+    (r,) = infer_result_types(attrs["kind"], [x], fft_attrs(attrs))
+    return x, r
+
+
+def _fft_infer(operand_types, attrs, regions):
+    _, r = _fft_types(attrs, regions)
+    return [TensorType(t.dtype, r.shape) for t in _yields(regions[1], "epilogue")]
+
+
+def _fft_verify(op):
+    k = op.attrs["inputs"]
+    if not isinstance(k, int) or not 0 <= k <= len(op.operands):
+        raise OpError(f"kernel.fft: inputs must be an int in [0, {len(op.operands)}], got {k!r}")
+    _, r = _fft_types(op.attrs, op.regions)
+    _body_checks("kernel.fft prologue", op.regions[0].block, op.operands[:k], op.attrs["shape"])
+    if not _body_checks("kernel.fft epilogue", op.regions[1].block, op.operands[k:], r.shape, lead=(r.dtype,)):
+        raise OpError("kernel.fft: the epilogue yields nothing")  # result types: checked against _fft_infer
+
+
+def inner_fft(op) -> Operation:
+    """The fft/rfft/irfft op that kernel.fft `op` runs, detached: its operand is a placeholder value
+    of the transform's input type (code generators and the interpreter run it on the prologue's
+    values)."""
+    x, r = _fft_types(op.attrs, op.regions)
+    return Operation(op.attrs["kind"], [Value(x)], [r], fft_attrs(op.attrs), loc=op.loc)
+
+
 def _return_verify(op):
     f = op.parent.parent if op.parent is not None else None
     if f is not None and hasattr(f, "result_types"):
@@ -110,3 +174,7 @@ register(OpDef("kernel.reduce", None, min_arity=0, infer=_reduce_infer, verify=_
                attrs={"shape": REQUIRED, "axes": REQUIRED, "kind": REQUIRED, "keepdims": False,
                       "dtype": REQUIRED},
                traits=frozenset({"kernel", "reduction_kernel"})))
+register(OpDef("kernel.fft", None, min_arity=0, infer=_fft_infer, verify=_fft_verify,
+               attrs={"kind": REQUIRED, "axis": REQUIRED, "n": None, "norm": "backward", "inverse": False,
+                      "shape": REQUIRED, "inputs": REQUIRED},
+               traits=frozenset({"kernel", "fft_kernel"})))

@@ -8,6 +8,7 @@ A library for function NAME exports (see DESIGN.md, "Native calling convention a
     const char *NAME_last_error(void);
     int32_t     NAME_abi_version(void);
     const char *NAME_target(void);
+    int         NAME_set_num_threads(int32_t n);
 
 This file is plain data and text: `LibrarySpec` describes one function (dims already rendered as
 C expressions by the caller), `header_text` writes NAME.h. The validating wrapper around the
@@ -105,6 +106,8 @@ class LibrarySpec:
     target: str = ""
     doc: str = ""
     extra: dict = field(default_factory=dict, compare=False)
+    threads_symbol: str = ""  # the generated code's thread-count global (codegen.entry)
+    max_threads: int = 1  # the pool's cap (codegen.kernels.parallel.MAX_THREADS)
 
     @property
     def signature(self) -> str:
@@ -125,6 +128,7 @@ class LibrarySpec:
             f"{n}_last_error",
             f"{n}_abi_version",
             f"{n}_target",
+            f"{n}_set_num_threads",
         ]
 
 
@@ -247,6 +251,12 @@ int32_t {name}_abi_version(void);
 /* The LLVM target the code was generated for (triple and CPU). Static storage. */
 const char *{name}_target(void);
 
+/* Threads for the large kernels of {name}* calls (process-wide, from the next call on): n replaces
+ * the default, which is AOT_NUM_THREADS when the library is loaded (if a positive integer), else
+ * the count chosen when it was built; more than {max_threads} are capped. Results do not depend on it.
+ * Returns AOT_STATUS_OK, or AOT_STATUS_INVALID_ARGUMENT (and a message) for n < 1. */
+int {name}_set_num_threads(int32_t n);
+
 #ifdef __cplusplus
 }}
 #endif
@@ -262,6 +272,7 @@ def header_text(spec: LibrarySpec, version: str = "") -> str:
     )
     guards = "".join(f" * Guard:     {text}\n" for _, text in spec.guards)
     return _HEADER.format(
+        max_threads=spec.max_threads,
         name=spec.name,
         upper=spec.name.upper(),
         version=version,

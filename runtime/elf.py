@@ -1,4 +1,5 @@
-"""Just enough ELF reading to inspect what aot builds: the header and a library's DT_NEEDED list."""
+"""Just enough ELF reading to inspect what aot builds: the header, a library's DT_NEEDED list and
+the symbol versions it needs."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ def read_header(data: bytes) -> ElfHeader:
     )
 
 
-def read_needed(path: Path) -> list[str]:
-    """DT_NEEDED entries of a 64-bit ELF shared object."""
+def _sections(path: Path) -> tuple[bytes, str, list[tuple]]:
+    """(file bytes, struct byte order, section headers) of a 64-bit ELF file."""
     data = path.read_bytes()
     hdr = read_header(data)
     if hdr.bits != 64:
@@ -41,7 +42,12 @@ def read_needed(path: Path) -> list[str]:
     end = "<" if hdr.little_endian else ">"
     (shoff,) = struct.unpack_from(end + "Q", data, 0x28)
     shentsize, shnum = struct.unpack_from(end + "HH", data, 0x3A)
-    sections = [struct.unpack_from(end + "IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    return data, end, [struct.unpack_from(end + "IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+
+
+def read_needed(path: Path) -> list[str]:
+    """DT_NEEDED entries of a 64-bit ELF shared object."""
+    data, end, sections = _sections(path)
     out = []
     for _name, stype, _f, _a, off, size, link, _i, _al, entsize in sections:
         if stype != 6:  # SHT_DYNAMIC
@@ -54,4 +60,28 @@ def read_needed(path: Path) -> list[str]:
             if tag == 1:  # DT_NEEDED
                 stop = data.index(b"\0", stroff + val)
                 out.append(data[stroff + val : stop].decode())
+    return out
+
+
+def read_version_needs(path: Path) -> dict[str, list[str]]:
+    """The symbol versions a 64-bit ELF shared object requires, per library (SHT_GNU_verneed):
+    e.g. {"libc.so.6": ["GLIBC_2.2.5", "GLIBC_2.3"]}."""
+    data, end, sections = _sections(path)
+
+    def string(stroff: int, k: int) -> str:
+        return data[stroff + k : data.index(b"\0", stroff + k)].decode()
+
+    out: dict[str, list[str]] = {}
+    for _name, stype, _f, _a, off, _size, link, info, _al, _es in sections:
+        if stype != 0x6FFFFFFE:  # SHT_GNU_verneed; `info` counts its entries
+            continue
+        stroff = sections[link][4]
+        for _ in range(info):
+            _ver, cnt, file, aux, nxt = struct.unpack_from(end + "HHIII", data, off)
+            versions, a = out.setdefault(string(stroff, file), []), off + aux
+            for _ in range(cnt):
+                _hash, _flags, _other, name, anext = struct.unpack_from(end + "IHHII", data, a)
+                versions.append(string(stroff, name))
+                a += anext
+            off += nxt
     return out

@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """FFT benchmark: aot.fft vs numpy.fft, scipy.fft (workers 1, 2) and pyfftw (FFTW_MEASURE, threads 1, 2).
 
-Run: .venv/bin/python tools/bench_fft.py [--quick] [--no-pyfftw]
+Run: .venv/bin/python tools/bench_fft.py [--quick] [--no-pyfftw] [--overhead]
 All contestants run in this process on the same data; times are medians. GFLOP/s uses the
 conventional 5 n log2 n flops per complex transform of length n (2.5 n log2 n for real ones),
 summed over the batch. pyfftw's planning time (FFTW_MEASURE) is reported separately and not
 included in its execution time; pyfftw is skipped when it is not installed.
+--overhead prints only the per-call overhead of small eager calls: the call's time against the
+kernel-only time (the same native call with the arguments prepared and the output allocated
+once), measured in alternating batches (medians), with numpy's time for the same call.
 """
 from __future__ import annotations
 
 import argparse
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -122,11 +126,68 @@ def plan_costs(sizes=(1000, 4096, 27648, 65536, 10007, 1 << 20)) -> list[tuple[s
     return out
 
 
+# (label, function, shape, dtype): small calls, where the Python side of a call could dominate
+OVERHEAD_CASES = [
+    ("fft n=1024", "fft", (1024,), np.complex128),
+    ("fft n=1024", "fft", (1024,), np.complex64),
+    ("ifft n=1024", "ifft", (1024,), np.complex128),
+    ("rfft n=1024", "rfft", (1024,), np.float64),
+    ("irfft n=1024", "irfft", (513,), np.complex128),
+    ("fft n=64", "fft", (64,), np.complex128),
+    ("fft (16,1024) axis -1", "fft", (16, 1024), np.complex128),
+    ("fft2 (64,64)", "fft2", (64, 64), np.complex128),
+    ("rfft2 (64,64)", "rfft2", (64, 64), np.float64),
+    ("irfft2 (64,33)", "irfft2", (64, 33), np.complex128),
+    ("fftn (8,16,16)", "fftn", (8, 16, 16), np.complex128),
+]
+
+
+def _interleaved(fns, inner: int, rounds: int) -> list[list[float]]:
+    """Seconds per call of each fn in each round, timed in alternating batches of `inner` calls
+    (a shared, noisy machine then slows neighbouring batches alike)."""
+    per: list[list[float]] = [[] for _ in fns]
+    for fn in fns:
+        fn()
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter_ns()
+            for _ in range(inner):
+                fn()
+            per[i].append((time.perf_counter_ns() - t0) / inner / 1e9)
+    return per
+
+
+def overhead_rows(quick: bool = False) -> list[dict]:
+    """Per case: median call, kernel-only and numpy times, and the overhead as the median of the
+    per-round differences call - kernel only (paired, so load changes between rounds cancel)."""
+    import aot.fft as afft
+    from aot.fft import _fast
+
+    _set_threads(1)
+    rows = []
+    for label, name, shape, dtype in OVERHEAD_CASES:
+        x = _data(shape, dtype, real=np.dtype(dtype).kind == "f")
+        _check(name, x)
+        fa, fn = getattr(afft, name), getattr(np.fft, name)
+        fns = [lambda fa=fa, x=x: fa(x), _fast.kernel_only(name, x), lambda fn=fn, x=x: fn(x)]
+        calls, kerns, nps = _interleaved(fns, 200 if quick else 1000, 9 if quick else 31)
+        rows.append({"case": f"{label} [{np.dtype(dtype).name}]", "call": statistics.median(calls),
+                     "kernel only": statistics.median(kerns),
+                     "overhead": statistics.median(c - k for c, k in zip(calls, kerns)),
+                     "numpy": statistics.median(nps)})
+    return rows
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="shorter timing runs")
     ap.add_argument("--no-pyfftw", action="store_true", help="skip pyfftw even when installed")
+    ap.add_argument("--overhead", action="store_true", help="only the per-call overhead of small calls")
     args = ap.parse_args(argv)
+    if args.overhead:
+        print_table("per-call overhead of eager calls, one thread (overhead = call - kernel only)",
+                    overhead_rows(args.quick), baseline="call")
+        return
     global pyfftw
     if args.no_pyfftw:
         pyfftw = None

@@ -24,7 +24,7 @@ ir_log = artifact_logger("ir")
 graph_log = artifact_logger("graph")
 
 # the optimisation pipeline, top to bottom (fusion last: it works on canonical, deduplicated ir)
-PIPELINE = ("canonicalize", "fold", "canonicalize", "cse", "dce", "fuse", "dce")
+PIPELINE = ("canonicalize", "fold", "canonicalize", "cse", "dce", "fuse", "fuse_fft", "dce")
 
 _loaded: dict[str, int] = {}  # cache key -> entry address in the process-wide JIT engine
 # where this process's native code came from: LLVM runs, disk-cache loads, in-process reuses

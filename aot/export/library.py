@@ -18,6 +18,7 @@ from ir.symbols import dim_str
 
 from .cexpr import dim_to_c, to_c
 from .dims import ExportError
+from .guards import readable
 from .program import ExportedProgram, export
 
 log = logging.getLogger(__name__)
@@ -51,8 +52,9 @@ def aot_compile(
 
     Writes NAME.so and NAME.h (NAME from the file name) and returns the .so path; for a target
     other than the host, writes NAME.o, NAME_abi.c and NAME.h and returns the .o path.
-    options: {"num_threads": n} threads for large kernels inside the library (default: this
-    machine's cores)."""
+    options: {"num_threads": n} the library's default thread count for large kernels (default:
+    this machine's cores); at run time AOT_NUM_THREADS (read when the library is loaded) or
+    NAME_set_num_threads() replace it."""
     import aot
     from codegen import CodegenOptions, compile_object, lower_module
     from codegen.targets.foreign import is_host, resolve_target
@@ -79,10 +81,10 @@ def aot_compile(
     func = module.funcs["main"]
     func.name = f"{name}__aot_entry"
     opts = dict(options or {})
-    cg = CodegenOptions(num_threads=int(opts.pop("num_threads", 0) or default_num_threads()))
+    cg = CodegenOptions(num_threads=int(opts.pop("num_threads", 0) or default_num_threads()), library=name)
     if opts:
         raise TypeError(f"aot_compile: unknown options {sorted(opts)}; known: ['num_threads']")
-    obj = compile_object(lower_module(module, tgt, cg), tgt)
+    obj = compile_object(lower_module(module, tgt, cg), tgt, portable=True)
     spec = library_spec(program, module, name, func.name, tgt)
     host = is_host(tgt)
     files = write_library(spec, obj, lib.parent, link=host, version=aot.__version__,
@@ -122,12 +124,12 @@ def library_spec(program: ExportedProgram, module, name: str, entry: str, target
     from runtime.abi import LibrarySpec, SymbolSpec, TensorSpec
 
     func = module.funcs[entry] if entry in module.funcs else next(iter(module.funcs.values()))
-    ins = tuple(
+    ins = tuple(  # the declared dims, so the wrapper binds every Dim and checks guards such as M == N
         TensorSpec(
             _c_arg_name(s.name),
             t.dtype.np_name,
-            tuple(dim_to_c(d) for d in t.shape),
-            tuple(dim_str(d) for d in t.shape),
+            tuple(dim_to_c(d) for d in s.shape),
+            tuple(dim_str(d) for d in s.shape),
         )
         for s, t in zip(program.input_specs, func.arg_types, strict=True)
     )
@@ -138,13 +140,17 @@ def library_spec(program: ExportedProgram, module, name: str, entry: str, target
         for s, t in zip(program.output_specs, func.result_types, strict=True)
     )
     syms = tuple(SymbolSpec(n, lo, hi) for n, (lo, hi) in program.range_constraints.items())
-    guards = tuple((to_c(g), str(g)) for g in module.guards)
+    guards = tuple((to_c(g), readable(g)) for g in module.guards)
     doc = (
         f"{program.name}: {(program._fn.__doc__ or '').strip().splitlines()[0]}"
         if program._fn.__doc__
         else ""
     )
-    return LibrarySpec(name, entry, ins, outs, syms, guards, f"{target.triple} ({target.cpu})", doc)
+    from codegen.entry import library_threads_symbol
+    from codegen.kernels.parallel import MAX_THREADS
+
+    return LibrarySpec(name, entry, ins, outs, syms, guards, f"{target.triple} ({target.cpu})", doc,
+                       threads_symbol=library_threads_symbol(name), max_threads=MAX_THREADS)
 
 
 def _c_arg_name(label: str) -> str:

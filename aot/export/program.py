@@ -12,7 +12,9 @@ from ir import dtypes as D
 from ir.symbols import SymbolInfo, dim_str
 
 from ..fx._pytree import tree_flatten, tree_unflatten
+from ..fx.interpreter import Interpreter
 from .dims import Dim, ExportError, arg_names, resolve_dynamic_shapes
+from .guards import readable
 from .trace import Traced, trace_for_export
 
 
@@ -39,8 +41,10 @@ class OutputSpec:
 class ExportedProgram:
     """What aot.export returns. `graph_module` / `graph`: the captured core-op graph;
     `input_specs`, `output_specs`; `range_constraints`: {Dim name: (min, max or None)};
-    `guards`: sympy booleans the inputs must satisfy besides the ranges; `module()`: a callable
-    that runs the program with numpy (same arguments as the original function)."""
+    `guards`: sympy booleans over the Dim symbols that the inputs must satisfy besides the
+    ranges (the shape decisions taken while tracing; `str(program)` prints them as Python);
+    `module()`: a callable that runs the program with numpy (same arguments as the original
+    function), checking specs, ranges and guards first."""
 
     def __init__(self, fn, traced: Traced, example_args: tuple, example_kwargs: dict):
         self._fn = fn
@@ -50,9 +54,9 @@ class ExportedProgram:
         self.range_constraints = {d.name: (d.min, d.max) for d in _unique(traced.dims.values())}
         self.guards = list(traced.guards)
         metas = [n.meta["val"] for n in traced.gm.graph.nodes if n.op == "placeholder"]
-        self.input_specs = [
-            InputSpec(name, m.dtype.numpy, tuple(m.shape))
-            for name, m in zip(traced.input_names, metas, strict=True)
+        self.input_specs = [  # the declared dims: `y: f64[M]` even when a guard says M == N
+            InputSpec(name, m.dtype.numpy, tuple(shape))
+            for name, m, shape in zip(traced.input_names, metas, traced.input_shapes, strict=True)
         ]
         out_node = next(n for n in traced.gm.graph.nodes if n.op == "output")
         outs = out_node.args[0]
@@ -80,7 +84,7 @@ class ExportedProgram:
         )
         return (
             f"ExportedProgram {self.name}({ins}) -> ({outs})\n  range constraints: {{{rng}}}\n"
-            f"  guards: {[str(g) for g in self.guards]}\n{self.graph}"
+            f"  guards: [{', '.join(readable(g) for g in self.guards)}]\n{self.graph}"
         )
 
     __repr__ = __str__
@@ -92,7 +96,10 @@ class ExportedProgram:
 
     def flat_inputs(self, args, kwargs=None) -> list[np.ndarray]:
         """The graph inputs for a call: checks Python-scalar leaves (specialised at export) and
-        array dtypes, ranks, static sizes and ranges."""
+        array dtypes, ranks, static sizes, ranges and guards."""
+        return self._bind(args, kwargs)[0]
+
+    def _bind(self, args, kwargs) -> tuple[list[np.ndarray], dict[str, int]]:
         leaves, _ = tree_flatten((tuple(args), dict(kwargs or {})))
         t = self._traced
         if len(leaves) != len(t.leaf_kinds):
@@ -104,10 +111,10 @@ class ExportedProgram:
             if kind != "array" and not _same(leaf, kind[1]):
                 raise ValueError(f"{self.name}: a non-array argument was {kind[1]!r} at export, got {leaf!r}")
         arrays = [np.asarray(leaves[i]) for i in t.input_index]
-        self._check(arrays)
-        return arrays
+        return arrays, self.sizes(arrays)
 
-    def _check(self, arrays) -> None:
+    def sizes(self, arrays) -> dict[str, int]:
+        """The value of each Dim for these graph inputs (checked against specs, ranges, guards)."""
         env: dict[str, int] = {}
         for a, spec in zip(arrays, self.input_specs, strict=True):
             if a.dtype != spec.dtype:
@@ -136,7 +143,9 @@ class ExportedProgram:
                     )
         for g in self.guards:
             if not _holds(g, env):
-                raise ValueError(f"{self.name}: the input sizes {env} break the guard {g}")
+                sizes = ", ".join(f"{s} = {env[s.name]}" for s in sorted(g.free_symbols, key=str))
+                raise ValueError(f"{self.name}: the input sizes ({sizes}) break the guard {readable(g)}")
+        return env
 
     def outputs_from(self, graph_outs, args, kwargs=None):
         """Rebuild the function's output structure from the flat graph outputs."""
@@ -150,13 +159,9 @@ class ExportedProgram:
     # --- lowering -------------------------------------------------------------------------------
     def ir_module(self):
         """A fresh optimised ir Module (function `main`) with the Dim symbols and guards declared."""
-        from ir.symbols import deciding
-
         from ..compiler.llvm_backend import build_ir
-        from .decider import RangeDecider
 
-        with deciding(RangeDecider(self.range_constraints)):
-            module = build_ir(self.graph_module)
+        module = build_ir(self.graph_module)  # decides with the trace's facts (gm.meta["dynamic"])
         for name, (lo, hi) in self.range_constraints.items():
             module.declare_symbol(SymbolInfo(name, lo, hi))
         module.guards = list(self.guards)
@@ -164,10 +169,30 @@ class ExportedProgram:
 
 
 def _run_program(program: ExportedProgram, *args, **kwargs):
-    arrays = program.flat_inputs(args, kwargs)
-    outs = program.graph_module(*arrays)
+    arrays, sizes = program._bind(args, kwargs)
+    outs = _SizedInterpreter(program.graph_module, sizes).run(*arrays)
     outs = outs if isinstance(outs, tuple) else (outs,)
     return program.outputs_from(outs, args, kwargs)
+
+
+class _SizedInterpreter(Interpreter):
+    """Runs the graph with numpy, with the Dims in op attributes (`stops=(N,)`) bound to sizes."""
+
+    def __init__(self, gm, sizes: dict[str, int]):
+        super().__init__(gm)
+        from ir.symbols import size_symbol
+
+        self._bind = {size_symbol(k): v for k, v in sizes.items()}
+
+    def call_function(self, target, args, kwargs):
+        return target(*args, **{k: self._value(v) for k, v in kwargs.items()})
+
+    def _value(self, v):
+        if isinstance(v, (tuple, list)):
+            return type(v)(self._value(x) for x in v)
+        if getattr(v, "free_symbols", None):
+            return int(v.xreplace(self._bind))
+        return v
 
 
 def _holds(guard, env: dict[str, int]) -> bool:

@@ -4,20 +4,20 @@ Complex and real transforms in 1, 2 and N dimensions (`n`/`s`, `axis`/`axes` or 
 `norm`), frequency helpers and shifts. float32/complex64 stay single precision; everything else
 computes in double. Kernels are compiled once per precision and host (cached on disk); plans
 (factorisation and twiddles) are data, kept in an LRU cache: `plan_cache.clear()`,
-`plan_cache.stats()`. Threads: AOT_NUM_THREADS (default: the usable cores).
+`plan_cache.stats()`. Threads: AOT_NUM_THREADS (default: the usable cores). An eager call whose
+key (shape, strides, dtype, n, axis, norm) was seen before is one allocation and one native call
+(_fast, _public).
 """
 from __future__ import annotations
 
 from ..fx._overrides import dispatchable
 from . import _api
+from ._public import fft, fft2, fftn, ifft, ifft2, ifftn, irfft, irfft2, irfftn, rfft, rfft2, rfftn
 
-# dispatchable: traced calls (aot.fx, aot.compile) see one call of the public function
-fft, ifft, rfft, irfft, hfft, ihfft = (dispatchable(getattr(_api, n))
-                                       for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"))
-fft2, ifft2, rfft2, irfft2, hfft2, ihfft2 = (dispatchable(getattr(_api, n))
-                                             for n in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"))
-fftn, ifftn, rfftn, irfftn, hfftn, ihfftn = (dispatchable(getattr(_api, n))
-                                             for n in ("fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"))
+# dispatchable: traced calls (aot.fx, aot.compile) see one call of the public function (the ones
+# imported from _public, which have an eager fast path, dispatch themselves)
+hfft, ihfft, hfft2, ihfft2, hfftn, ihfftn = (
+    dispatchable(getattr(_api, n)) for n in ("hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn"))
 from ._exec import PLANS as plan_cache
 from ._helpers import fftfreq, fftshift, ifftshift, rfftfreq
 

@@ -17,7 +17,7 @@ except ImportError:  # numpy < 2
     from numpy.core.multiarray import normalize_axis_index
 
 from . import _real
-from ._exec import c2c, fast_last_axis
+from ._exec import c2c
 
 _NORMS = (None, "backward", "ortho", "forward")
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -110,20 +110,12 @@ def _c2c_axis(a: np.ndarray, n, axis: int, norm, forward: bool, owned: bool = Fa
 # -- 1-D ------------------------------------------------------------------------------------------
 def fft(a, n=None, axis=None, norm=None, out=None, *, dim=None):
     """Discrete Fourier transform along one axis (numpy.fft.fft; torch's `dim` accepted)."""
-    if n is None and axis is None and norm is None and out is None and dim is None and type(a) is np.ndarray:
-        res = fast_last_axis(a, True)
-        if res is not None:
-            return res
     a = np.asarray(a)
     return _finish(_c2c_axis(a, n, _pick_axis(axis, dim, -1), norm, True), out)
 
 
 def ifft(a, n=None, axis=None, norm=None, out=None, *, dim=None):
     """Inverse discrete Fourier transform along one axis."""
-    if n is None and axis is None and norm is None and out is None and dim is None and type(a) is np.ndarray:
-        res = fast_last_axis(a, False)
-        if res is not None:
-            return res
     a = np.asarray(a)
     return _finish(_c2c_axis(a, n, _pick_axis(axis, dim, -1), norm, False), out)
 

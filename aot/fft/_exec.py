@@ -19,7 +19,29 @@ from codegen.fft import FLAG_FORWARD, FLAG_LANES
 from ._native import ffi, kernels
 from ._plans import BluesteinPlan, DirectPlan, PlanCache
 
-PLANS = PlanCache()
+
+class _PlanCache(PlanCache):
+    """The plan cache, and what was prepared from its plans: the eager fast path registers a hook
+    that `clear()` calls (so it frees them) and a count of the calls that reused a plan through
+    it (hits in `stats()`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.clear_hooks: list = []
+        self.hit_counts: list = []
+
+    def clear(self) -> None:
+        super().clear()
+        for hook in self.clear_hooks:
+            hook()
+
+    def stats(self):
+        s = super().stats()
+        s.hits += sum(count() for count in self.hit_counts)
+        return s
+
+
+PLANS = _PlanCache()
 _PARALLEL_MIN_WORK = 1 << 16  # complex elements; below this one thread is faster
 _THREADED_MIN_N = 1 << 16  # single transforms from this length share their passes among threads
 _LANES_MAX_N = 32  # rows up to this length run across lanes even when they are not neighbours
@@ -61,18 +83,33 @@ def _pool() -> ThreadPoolExecutor:
 
 def _scratch(nvalues: int, k) -> object:
     """A per-thread work buffer (pointer), grown on demand and kept: no page faults per call."""
+    return scratch_entry(nvalues, k)[1]
+
+
+def _aligned_empty(count: int, dtype) -> np.ndarray:
+    """np.empty(count, dtype) starting on a 64-byte boundary: the kernels store to scratch a
+    cache line at a time, and a misaligned scratch costs up to 40% (codegen/fft/module.py)."""
+    dtype = np.dtype(dtype)
+    raw = np.empty(count * dtype.itemsize + 64, np.uint8)
+    skip = -raw.ctypes.data % 64
+    return raw[skip: skip + count * dtype.itemsize].view(dtype)
+
+
+def scratch_entry(nvalues: int, k) -> tuple:
+    """(buffer, pointer) of `_scratch`: holding the buffer keeps the pointer valid after the
+    thread's buffer has grown."""
     bufs = getattr(_local, "bufs", None)
     if bufs is None:
         bufs = _local.bufs = {}
     entry = bufs.get(k.precision)
     if entry is None or entry[0].size < nvalues:
-        buf = np.empty(max(nvalues, 1 << 15), k.real_dtype)
+        buf = _aligned_empty(max(nvalues, 1 << 15), k.real_dtype)
         entry = (buf, ffi.cast(k.cptr, buf.ctypes.data))
         if buf.nbytes <= _SCRATCH_KEEP_BYTES:
             bufs[k.precision] = entry
         else:  # too big to keep per thread; the caller holds the pointer only during its call
             _local.big = entry
-    return entry[1]
+    return entry
 
 
 def _ptr(a: np.ndarray, k):
@@ -235,31 +272,6 @@ def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward
     if scale != 1.0:
         res *= scale
     np.copyto(np.moveaxis(dst, axis, -1), res)
-
-
-_C2C_PRECISION = {np.dtype(np.complex64): "f32", np.dtype(np.complex128): "f64"}
-
-
-def fast_last_axis(a: np.ndarray, forward: bool) -> np.ndarray | None:
-    """The common call in few steps: contiguous complex rows, last axis, default norm, one
-    thread; None when it does not apply (the caller takes the general path)."""
-    prec = _C2C_PRECISION.get(a.dtype)
-    if prec is None or not a.ndim or not a.flags.c_contiguous or a.size >= _PARALLEL_MIN_WORK:
-        return None
-    n = a.shape[-1]
-    if n == 0 or a.size == 0:
-        return None
-    plan = PLANS.get(n, a.dtype, run_direct)
-    if plan.kind != "direct":
-        return None
-    k = kernels(prec)
-    out = np.empty(a.shape, a.dtype)
-    howmany = a.size // n
-    flags, size = _flags(forward, n, n, howmany, k.vlen)
-    hdr, tw = plan.pointers(k)
-    k.c2c(hdr, tw, ffi.from_buffer(k.carray, a), ffi.from_buffer(k.carray, out), howmany, 1, n, 1, n, flags,
-          1.0 if forward else 1.0 / n, _scratch(size, k))
-    return out
 
 
 def c2c(src: np.ndarray, dst: np.ndarray, axis: int, forward: bool, scale: float) -> None:

@@ -23,6 +23,7 @@ _C2C_SIG = ("void(*)(const int64_t *, const {T} *, const {T} *, {T} *, int64_t, 
 _PASS_SIG = "void(*)(const int64_t *, const {T} *, int64_t, const {T} *, {T} *, int64_t, int64_t, int32_t)"
 _R2C_SIG = "void(*)({T} *, int64_t, int64_t, int64_t, const {T} *, {T})"
 _C2R_SIG = "void(*)(const {T} *, int64_t, {T} *, int64_t, int64_t, int64_t, const {T} *)"
+_THUNK_SIG = "void(*)(const int64_t *, intptr_t, intptr_t)"  # (block, id(src), id(dst))
 _lock = threading.Lock()
 ffi = cffi.FFI()  # cffi calls cost ~1 us less than ctypes and release the GIL as well
 
@@ -64,8 +65,26 @@ class Kernels:
         self.pass_range = ffi.cast(_PASS_SIG.format(T=self.ctype), self._engine.address(pass_entry_name(precision)))
         self.r2c_post = ffi.cast(_R2C_SIG.format(T=self.ctype), self._engine.export(r2c_name(precision)))
         self.c2r_pre = ffi.cast(_C2R_SIG.format(T=self.ctype), self._engine.export(c2r_name(precision)))
+        from codegen.fft.planner import plan_names
+
+        plan_fns = {w: self._engine.export(name) for w, name in plan_names(precision).items()}
+        self.plan_make = ffi.cast("void *(*)(int64_t)", plan_fns["make"])  # compiled graphs call all four
+        self.plan_release = ffi.cast("void (*)(void *)", plan_fns["release"])
         self.load_seconds = time.perf_counter() - t0
         log.info("fft kernels %s: %s in %.1f ms", precision, source, 1e3 * self.load_seconds)
+
+    @functools.cached_property
+    def thunks(self) -> dict | None:
+        """{kind: cffi function} of the eager fast path's call thunks (runtime.fft_jit), or None
+        when numpy's array struct is not as probed (the general path only)."""
+        from runtime.buffers import ARRAY_LAYOUT
+        from runtime.fft_jit import fft_call_thunks
+
+        if ARRAY_LAYOUT is None:
+            return None
+        with _lock:
+            addrs = fft_call_thunks(self._engine, self.precision, dict(ARRAY_LAYOUT)["data"])
+        return {kind: ffi.cast(_THUNK_SIG, addr) for kind, addr in addrs.items()}
 
     def _object(self, target) -> tuple[bytes, str]:
         return kernel_object(self.precision, target)

@@ -11,19 +11,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from codegen.fft.plan import bluestein_chirp, good_size, make_cplan, use_bluestein
+from codegen.fft.plan import HEADER_FIELDS, bluestein_chirp, good_size, make_cplan, use_bluestein
+from codegen.fft.planner import FIELD_BLUE, FIELD_CHIRP, FIELD_HDR, FIELD_N2, FIELD_TW
 
 from ._native import ffi
+
+NATIVE_PLAN_MIN = 1 << 15  # from here on plans are built by the kernel module (5x faster at 2^20)
 
 
 class DirectPlan:
     kind = "direct"
 
     def __init__(self, n: int, cdtype: np.dtype):
-        cp = make_cplan(n, cdtype)
-        self.n, self.cdtype, self.factors = n, cdtype, cp.factors
-        self.header, self.twiddles = cp.header, cp.twiddles
-        self.nbytes = cp.nbytes
+        self.n, self.cdtype = n, cdtype
+        if n >= NATIVE_PLAN_MIN:
+            self.header, self.twiddles, self._block = _native_plan(n, cdtype)
+            nf = int(self.header[1])
+            self.factors = [int(f) for f in self.header[2:].reshape(nf, HEADER_FIELDS)[:, 0]]
+        else:
+            cp = make_cplan(n, cdtype)
+            self.header, self.twiddles, self.factors = cp.header, cp.twiddles, cp.factors
+            self._block = None
+        self.nbytes = self.header.nbytes + self.twiddles.nbytes
         self._pointers = None
 
     def pointers(self, k):
@@ -32,6 +41,43 @@ class DirectPlan:
             self._pointers = (ffi.cast("int64_t *", self.header.ctypes.data),
                               ffi.cast(k.cptr, self.twiddles.ctypes.data))
         return self._pointers
+
+
+class _Block:
+    """Owns a native plan block (released with the last reference: the plan holds it)."""
+
+    def __init__(self, k, block):
+        self.k, self.block = k, block
+
+    def __del__(self):
+        self.k.plan_release(self.block)
+
+
+def _native_plan(n: int, cdtype: np.dtype) -> tuple[np.ndarray, np.ndarray, _Block]:
+    """Header and twiddles of a direct plan built by codegen/fft/planner.py, as read-only
+    arrays over the plan block, and the block's owner (it frees the block: keep it with them)."""
+    from ._native import kernels
+
+    k = kernels("f32" if cdtype == np.complex64 else "f64")
+    block = k.plan_make(n)
+    if block == ffi.NULL:
+        raise MemoryError(f"aot.fft: cannot allocate the plan of length {n}")
+    words = ffi.cast("int64_t *", block)
+    if words[FIELD_BLUE] or words[FIELD_N2] != n:
+        k.plan_release(block)
+        raise RuntimeError(f"aot.fft: the native planner and plan.py disagree on the length {n}")
+    base = int(ffi.cast("uintptr_t", block))
+    owner = _Block(k, block)
+    nf = words[words[FIELD_HDR] // 8 + 1]
+    header = _view(base + words[FIELD_HDR], np.dtype(np.int64), 2 + HEADER_FIELDS * nf)
+    ntw = (words[FIELD_CHIRP] - words[FIELD_TW]) // cdtype.itemsize
+    return header, _view(base + words[FIELD_TW], cdtype, ntw), owner
+
+
+def _view(address: int, dtype: np.dtype, count: int) -> np.ndarray:
+    arr = np.frombuffer(ffi.buffer(ffi.cast("char *", address), count * dtype.itemsize), dtype)
+    arr.setflags(write=False)
+    return arr
 
 
 class BluesteinPlan:

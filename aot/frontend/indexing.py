@@ -14,8 +14,7 @@ from .emitter import Emitter, abstract_of
 from .numpy_shape import _bool_mask_error, expand_dims, flip, squeeze, take, transpose
 from .numpy_ufuncs import emit
 from .operands import FrontendError, UnsupportedError, to_value
-from .shapes import dim_le, dims_equal, static_int
-
+from .shapes import dim_le, same_dim, static_int
 
 # --- slices ---------------------------------------------------------------------------------------
 
@@ -55,9 +54,10 @@ def slice_dims(em: Emitter, x: Any, specs: list[slice]):
         if sl == slice(None) or (sl.step in (None, 1) and sl.start in (None, 0) and sl.stop is None):
             starts.append(0), stops.append(n), steps.append(1)
             continue
-        if not is_static(n) and sl.step in (None, 1) and current_decider() is not None:
-            a, b = _symbolic_bounds(sl, n)
-            starts.append(a), stops.append(b), steps.append(1)
+        step = 1 if sl.step is None else operator.index(sl.step)
+        if not is_static(n) and step > 0 and current_decider() is not None:  # length: ceil((b - a) / step)
+            a, b = _symbolic_bounds(slice(sl.start, sl.stop), n)
+            starts.append(a), stops.append(b), steps.append(step)
             continue
         size = static_int(n, f"the length of sliced axis {axis}")
         (a, b, c), flipped = _positive(*sl.indices(size), size)
@@ -65,7 +65,7 @@ def slice_dims(em: Emitter, x: Any, specs: list[slice]):
         if flipped:
             flips.append(axis)
     x = flip(em, x, tuple(flips))
-    if all(a == 0 and c == 1 and dims_equal(b, n) for a, b, c, n in zip(starts, stops, steps, shape)):
+    if all(same_dim(a, 0) and c == 1 and same_dim(b, n) for a, b, c, n in zip(starts, stops, steps, shape)):
         return x
     return emit(em, "slice", x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))
 

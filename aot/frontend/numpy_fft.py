@@ -40,10 +40,11 @@ def fft1(em: Emitter, kind: str, x: Any, n: Any, axis: Any, norm: Any):
     """One 1-D transform: kind in fft, ifft, rfft, irfft."""
     x = to_value(em, x)
     ax = normalize_axis(axis, abstract_of(x).ndim)
-    if n is None:  # compiled FFTs bake their plan: a symbolic default length is guarded to its value
-        m = static_int(abstract_of(x).shape[ax], f"the length of axis {ax} transformed by np.fft.{kind}")
-        n = 2 * (m - 1) if kind == "irfft" else m
-    n, norm = _n(static_int(n, f"the length n of np.fft.{kind}")), _norm(norm)
+    if n is not None:  # a default length follows the axis, symbolic or not (plans are built at run time)
+        n = _n(static_int(n, f"the length n of np.fft.{kind}"))
+    elif kind == "irfft" and abstract_of(x).shape[ax] == 1:
+        raise ValueError("Invalid number of FFT data points (0) specified.")
+    norm = _norm(norm)
     if kind in ("fft", "ifft"):
         return emit(em, "fft", x, axis=ax, n=n, norm=norm, inverse=kind == "ifft")
     if kind == "rfft":

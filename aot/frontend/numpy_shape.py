@@ -21,7 +21,7 @@ from .operands import (
     to_dtype,
     to_value,
 )
-from .shapes import broadcast_shapes, dim_equals, dims_equal, div_exact, fmt_shape, prod, static_int
+from .shapes import broadcast_shapes, dim_equals, dims_equal, div_exact, fmt_shape, prod, same_dim, static_int
 
 
 def _shape_arg(shape: Any, argname: str = "shape") -> tuple:
@@ -52,7 +52,7 @@ def reshape(em: Emitter, x: Any, shape: Any):
     elif not dims_equal(prod(dims), size):
         raise ValueError(f"cannot reshape array of size {size} into shape {fmt_shape(tuple(dims))}")
     new = tuple(dims)
-    if len(new) == av.ndim and all(dims_equal(a, b) for a, b in zip(new, av.shape)):
+    if len(new) == av.ndim and all(same_dim(a, b) for a, b in zip(new, av.shape)):
         return x
     return emit(em, "reshape", x, shape=new)
 
@@ -168,7 +168,7 @@ def broadcast_to(em: Emitter, x: Any, shape: Any):
         raise ValueError(f"operands could not be broadcast together with remapped shapes "
                          f"[original->remapped]: {fmt_shape(av.shape)} and requested shape "
                          f"{fmt_shape(shape)}")
-    if len(shape) == av.ndim and all(dims_equal(a, b) for a, b in zip(av.shape, shape)):
+    if len(shape) == av.ndim and all(same_dim(a, b) for a, b in zip(av.shape, shape)):
         return x
     return emit(em, "broadcast_to", x, shape=shape)
 

@@ -36,6 +36,16 @@ def dims_equal(a: Dim, b: Dim) -> bool:
     raise _undecidable(f"whether {a} == {b}")
 
 
+def same_dim(a: Dim, b: Dim) -> bool:
+    """a == b known without asking the shape environment (equal ints, or the same expression).
+    For choices that only skip work (is this slice or reshape a no-op?): a guard there would
+    narrow the compiled artifact for nothing."""
+    a, b = norm_dim(a), norm_dim(b)
+    if is_static(a) and is_static(b):
+        return a == b
+    return not is_static(a) and not is_static(b) and sympy().expand(a - b) == 0
+
+
 def dim_equals(a: Dim, value: int) -> bool:
     """a == value for a concrete int (e.g. size 0 or 1, which change broadcasting semantics)."""
     a = norm_dim(a)

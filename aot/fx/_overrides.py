@@ -13,9 +13,15 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
+
 __all__ = ["dispatchable", "find_handler"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+# types that never handle calls, checked first: a missed getattr on a type costs ~0.5 us
+_PLAIN = frozenset({type(None), bool, int, float, complex, str, bytes, np.ndarray})
 
 
 def _handler_of(value: Any) -> Any | None:
@@ -23,7 +29,7 @@ def _handler_of(value: Any) -> Any | None:
         return value
     if type(value) in (list, tuple):
         for item in value:
-            if getattr(type(item), "__aot_function__", None) is not None:
+            if type(item) not in _PLAIN and getattr(type(item), "__aot_function__", None) is not None:
                 return item
     return None
 
@@ -31,13 +37,15 @@ def _handler_of(value: Any) -> Any | None:
 def find_handler(args: tuple, kwargs: dict) -> Any | None:
     """First argument (or list/tuple element, or keyword value) that overrides library calls."""
     for value in args:
-        found = _handler_of(value)
-        if found is not None:
-            return found
+        if type(value) not in _PLAIN:
+            found = _handler_of(value)
+            if found is not None:
+                return found
     for value in kwargs.values():
-        found = _handler_of(value)
-        if found is not None:
-            return found
+        if type(value) not in _PLAIN:
+            found = _handler_of(value)
+            if found is not None:
+                return found
     return None
 
 

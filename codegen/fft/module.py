@@ -1,8 +1,8 @@
 """The FFT kernel module of one precision: passes, plan interpreters and the C-ABI entries.
 
 Besides the c2c entry below, the module exports one pass of a plan over a range
-(`aot_fft_pass_{p}`, for threads sharing a long transform) and the real-transform passes of
-real.py.
+(`aot_fft_pass_{p}`, for threads sharing a long transform), the real-transform passes of
+real.py and the run-time planner of planner.py (plans for lengths known only at run time).
 
 Exported (C ABI; pointers to interleaved complex of the precision `T`, strides in elements):
 
@@ -17,15 +17,17 @@ in[b*idist + j*istride] * exp(-+2*pi*i*j*k/n). in == out is allowed. flags: bit 
 idist == 1 or n is small or odd; contiguous rows of a smooth n are faster one at a time). The
 rest run one at a time, vectorised inside the transform wherever a pass's ido allows.
 `scratch` holds 4 * n * VLEN values of T when lanes are used (FLAG_LANES and howmany >= VLEN),
-else 4 * n.
+else 4 * n; align it (and `out`) to 64 bytes: every pass stores into it, and cache-line-split
+stores cost up to 40% (complex128, n = 1024).
 """
 from __future__ import annotations
 
 from llvmlite import ir as L
 
-from .layouts import I32, I64, PTR, Lanes, Layout, Scalar, Wide, for_range, i64
-from .passes import emit_generic_pass, emit_pass
+from .layouts import I32, I64, PTR, Lanes, Layout, Scalar, Split, Wide, for_range, i64
+from .passes import emit_generic_pass, emit_pass, emit_split_passes
 from .plan import CODELET_RADICES, HEADER_FIELDS
+from .planner import emit_planner
 from .real import emit_c2r_pre, emit_r2c_post
 
 FLAG_FORWARD, FLAG_LANES = 1, 2
@@ -46,10 +48,12 @@ class _Emitter:
         self.s, self.w, self.v = Scalar(ft), Wide(ft, vlen), Lanes(ft, vlen)
         self.passes: dict[tuple, L.Function] = {}
         for fwd in (True, False):
-            for lay in (self.s, self.w, self.v):
-                for r in CODELET_RADICES:
+            for lay in (self.s, self.w, self.v):  # Wide codelet passes run their own scalar tails
+                for r in CODELET_RADICES if lay is not self.s else ():
                     self.passes[(r, fwd, lay.name)] = emit_pass(mod, r, fwd, lay)
                 self.passes[("g", fwd, lay.name)] = emit_generic_pass(mod, fwd, lay)
+        # single transforms whose last radix is a multiple of VLEN keep their work buffers Split
+        self.split = {fwd: emit_split_passes(mod, fwd, self.w, Split(ft, vlen)) for fwd in (True, False)}
 
     # -- plan interpreter -------------------------------------------------------------------
     def emit_runner(self, forward: bool, lanes: bool) -> L.Function:
@@ -67,6 +71,7 @@ class _Emitter:
         cur = b.alloca(PTR, name="cur")
         b.store(src, cur)
         nf = b.load(b.gep(hdr, [i64(1)], source_etype=I64), typ=I64)
+        split_ok = None if lanes or not self.split[forward] else self._split_ok(b, hdr, nf)
         with for_range(b, 0, nf, name="f") as f:
             row = b.gep(hdr, [b.add(i64(2), b.mul(f, i64(HEADER_FIELDS)))], source_etype=I64)
             ip, l1, ido, tw_off, cs_off = (b.load(b.gep(row, [i64(c)], source_etype=I64), typ=I64)
@@ -77,16 +82,56 @@ class _Emitter:
             dst = b.select(use_final, final, dst)
             wa = b.gep(tw, [b.shl(tw_off, i64(1))], source_etype=self.ft)
             src_f = b.load(cur, typ=PTR)
-            if lanes:
-                self._dispatch(b, ip, forward, self.v, (ido, l1, src_f, dst, wa, l1, ido), tw, cs_off)
+            lay = self.v if lanes else self.w
+            args = (ido, l1, src_f, dst, wa, l1, ido)
+            if split_ok is None:
+                self._dispatch(b, ip, forward, lay, args, tw, cs_off)
             else:
-                vl = i64(self.vlen)
-                wide_ok = b.or_(b.icmp_signed("==", b.srem(ido, vl), i64(0)),
-                                b.and_(b.icmp_signed("==", ido, i64(1)), b.icmp_signed("==", b.srem(l1, vl), i64(0))))
-                self._dispatch_wide(b, ip, forward, wide_ok, (ido, l1, src_f, dst, wa, l1, ido), tw, cs_off)
+                with b.if_else(split_ok) as (then, otherwise):
+                    with then:
+                        self._dispatch_split(b, ip, forward, f, nf, args)
+                    with otherwise:
+                        self._dispatch(b, ip, forward, lay, args, tw, cs_off)
             b.store(dst, cur)
         b.ret(b.load(cur, typ=PTR))
         return fn
+
+    def _split_ok(self, b, hdr, nf):
+        """Whether the Split passes cover the plan: two passes or more, every radix a codelet
+        and the last one a multiple of VLEN (so every earlier ido is)."""
+        ok = b.alloca(L.IntType(1), name="split_ok")
+        last_ip = b.load(b.gep(hdr, [b.add(i64(2), b.mul(b.sub(nf, i64(1)), i64(HEADER_FIELDS)))],
+                               source_etype=I64), typ=I64)
+        last_ok = L.Constant(L.IntType(1), 0)
+        for r, kind in self.split[True]:
+            if kind == "pw":
+                last_ok = b.or_(last_ok, b.icmp_signed("==", last_ip, i64(r)))
+        b.store(b.and_(b.icmp_signed(">=", nf, i64(2)), last_ok), ok)
+        with for_range(b, 0, nf, name="fs") as f:
+            ip = b.load(b.gep(hdr, [b.add(i64(2), b.mul(f, i64(HEADER_FIELDS)))], source_etype=I64), typ=I64)
+            known = L.Constant(L.IntType(1), 0)
+            for r in CODELET_RADICES:
+                known = b.or_(known, b.icmp_signed("==", ip, i64(r)))
+            b.store(b.and_(b.load(ok), known), ok)
+        return b.load(ok)
+
+    def _dispatch_split(self, b, ip, forward: bool, f, nf, args: tuple) -> None:
+        """The pass of a plan that _split_ok accepted: numpy layout to Split first, Split to
+        the numpy layout last, Split to Split in between."""
+        passes = self.split[forward]
+        first, last = b.icmp_signed("==", f, i64(0)), b.icmp_signed("==", f, b.sub(nf, i64(1)))
+        done = b.append_basic_block("split.done")
+        sw = b.switch(ip, done)  # _split_ok leaves no other radix
+        for r in CODELET_RADICES:
+            blk = b.append_basic_block(f"split{r}")
+            sw.add_case(L.Constant(I64, r), blk)
+            b.position_at_end(blk)
+            fn = b.select(first, passes[(r, "wp")], passes[(r, "p")])
+            if (r, "pw") in passes:
+                fn = b.select(last, passes[(r, "pw")], fn)
+            b.call(fn, args)
+            b.branch(done)
+        b.position_at_end(done)
 
     def _dispatch(self, b, ip, forward: bool, lay: Layout, args: tuple, tw, cs_off) -> None:
         done = b.append_basic_block("radix.done")
@@ -115,8 +160,8 @@ class _Emitter:
     def emit_pass_entry(self, precision: str) -> L.Function:
         """void aot_fft_pass_{p}(plan, tw, f, src, dst, lo, hi, flags): pass f of one transform,
         for k in [lo, hi) when l1 > 1, else for i in [lo, hi) (threads share a long transform).
-        Ranges must be multiples of VLEN where the pass runs VLEN-wide (ido % VLEN == 0 over i,
-        ido == 1 over k)."""
+        Any range works; multiples of VLEN keep the pass VLEN-wide (over i when ido % VLEN == 0,
+        over k when ido == 1)."""
         fnty = L.FunctionType(L.VoidType(), [PTR, PTR, I64, PTR, PTR, I64, I64, I32])
         fn = L.Function(self.mod, fnty, name=pass_entry_name(precision))
         hdr, tw, f, src, dst, lo, hi, flags = fn.args
@@ -137,25 +182,14 @@ class _Emitter:
             return b.gep(base, [b.shl(off, i64(1))], source_etype=self.ft)
 
         args = (ido, l1, at(src, cc_off), at(dst, ch_off), at(tw, wa_off), kn, inn)
-        vl = i64(self.vlen)
-        wide_ok = b.or_(b.and_(b.icmp_signed("==", b.srem(ido, vl), i64(0)),
-                               b.icmp_signed("==", b.srem(inn, vl), i64(0))),
-                        b.and_(b.icmp_signed("==", ido, i64(1)), b.icmp_signed("==", b.srem(kn, vl), i64(0))))
         forward = b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_FORWARD)), L.Constant(I32, 0))
         with b.if_else(forward) as (then, otherwise):
             with then:
-                self._dispatch_wide(b, ip, True, wide_ok, args, tw, cs_off)
+                self._dispatch(b, ip, True, self.w, args, tw, cs_off)
             with otherwise:
-                self._dispatch_wide(b, ip, False, wide_ok, args, tw, cs_off)
+                self._dispatch(b, ip, False, self.w, args, tw, cs_off)
         b.ret_void()
         return fn
-
-    def _dispatch_wide(self, b, ip, forward: bool, wide_ok, args: tuple, tw, cs_off) -> None:
-        with b.if_else(wide_ok) as (then, otherwise):
-            with then:
-                self._dispatch(b, ip, forward, self.w, args, tw, cs_off)
-            with otherwise:
-                self._dispatch(b, ip, forward, self.s, args, tw, cs_off)
 
     # -- moving data between strided user arrays and the work buffers ------------------------
     def emit_copy_scalar(self) -> L.Function:
@@ -287,8 +321,9 @@ def emit_module(precision: str, vlen: int, triple: str = "") -> L.Module:
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
     vlen = max(2, vlen)
     em = _Emitter(mod, ft, vlen)
-    em.emit_entry(precision)
+    c2c = em.emit_entry(precision)
     em.emit_pass_entry(precision)
+    emit_planner(mod, precision, ft, vlen, c2c)
     emit_r2c_post(mod, precision, ft, vlen)
     emit_c2r_pre(mod, precision, ft, vlen)
     return mod

@@ -5,7 +5,8 @@
 reads CC(i, j, k) = cc[i + ido*(j + ip*k)], applies the radix-`ip` DFT over j, multiplies leg
 m >= 1 by the twiddle wa[(m-1)*ido + i] (its conjugate when forward) and writes
 CH(i, k, m) = ch[i + ido*(k + l1*m)]. Passes with ido == 1 need no twiddles and take a shorter
-loop; in the Wide layout that loop runs VLEN values of k at once (needs kn % VLEN == 0).
+loop; in the Wide layout that loop runs VLEN values of k at once. Wide passes handle any ido and
+kn: what is left after the VLEN-wide steps runs on narrower vectors, then scalars.
 The loops run k < kn and i < inn (the whole pass: kn = l1, inn = ido), so that threads can
 share one pass by offsetting the pointers. Radices without a codelet use `passg`, an O(ip^2)
 loop over the plan's table `cs` of
@@ -16,11 +17,13 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from .codelets import FLAGS, CArith, dft
-from .layouts import I64, PTR, Layout, for_range, i64, no_vectorize_md
+from .layouts import I64, PTR, KPair, Layout, Wide, for_range, i64, no_vectorize_md
+from .plan import CODELET_RADICES
 
 
-def pass_name(radix: int | str, forward: bool, layout: Layout) -> str:
-    return f"aot_fft_pass{radix}_{'f' if forward else 'b'}_{layout.name}"
+def pass_name(radix: int | str, forward: bool, layout: Layout, out: Layout | None = None) -> str:
+    conv = "" if out is None or out.name == layout.name else out.name
+    return f"aot_fft_pass{radix}_{'f' if forward else 'b'}_{layout.name}{conv}"
 
 
 def _new_function(mod: L.Module, name: str, extra: tuple = ()) -> tuple[L.Function, L.IRBuilder]:
@@ -33,42 +36,88 @@ def _new_function(mod: L.Module, name: str, extra: tuple = ()) -> tuple[L.Functi
     return fn, L.IRBuilder(fn.append_basic_block("entry"))
 
 
-def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout) -> L.Function:
-    fn, b = _new_function(mod, pass_name(radix, forward, layout))
+def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Layout | None = None,
+              part: str = "both") -> L.Function:
+    """The pass reading `layout` and writing `out` (default: the same). part: "both" branches on
+    ido at run time, "twiddled" is only the ido > 1 loop, "over_k" only the ido == 1 one."""
+    fn, b = _new_function(mod, pass_name(radix, forward, layout, out))
     ido, l1, cc, ch, wa, kn, inn = fn.args
-    ca = CArith(b, layout.ty)
     sign = -1 if forward else 1
     md = no_vectorize_md(mod)
 
-    def butterfly(k, i, twiddled: bool):
+    def butterfly(lay, dst, k, i, twiddled: bool):
+        ca = CArith(b, lay.ty)
         base_in = b.mul(k, i64(radix))
-        xs = [layout.load(b, cc, b.add(i, b.mul(ido, b.add(base_in, i64(j))))) for j in range(radix)]
+        xs = [lay.load(b, cc, b.add(i, b.mul(ido, b.add(base_in, i64(j))))) for j in range(radix)]
         ys = dft(ca, xs, sign)
         for m, y in enumerate(ys):
             if twiddled and m > 0:
-                w = layout.load_twiddle(b, wa, b.add(b.mul(i64(m - 1), ido), i))
+                w = lay.load_twiddle(b, wa, b.add(b.mul(i64(m - 1), ido), i))
                 y = ca.mul(y, w, conj=forward)
-            layout.store(b, ch, b.add(i, b.mul(ido, b.add(k, b.mul(l1, i64(m))))), y)
+            dst.store(b, ch, b.add(i, b.mul(ido, b.add(k, b.mul(l1, i64(m))))), y)
 
-    def butterfly_over_k(k):  # ido == 1, VLEN consecutive k at once (Wide layout; l1 % VLEN == 0)
-        ys = dft(ca, layout.load_strided(b, cc, b.mul(k, i64(radix)), radix), sign)
+    def butterfly_over_k(lay, dst, k):  # ido == 1: lay.step consecutive k at once
+        if lay.step == 1:
+            return butterfly(lay, dst, k, i64(0), twiddled=False)
+        ys = dft(CArith(b, lay.ty), lay.load_strided(b, cc, b.mul(k, i64(radix)), radix), sign)
         for m, y in enumerate(ys):
-            layout.store(b, ch, b.add(k, b.mul(l1, i64(m))), y)
+            dst.store(b, ch, b.add(k, b.mul(l1, i64(m))), y)
 
-    is_one = b.icmp_signed("==", ido, i64(1))
-    with b.if_else(is_one) as (then, otherwise):
-        with then:
-            if layout.step == 1:
-                with for_range(b, 0, kn, name="k", loop_md=md) as k:
-                    butterfly(k, i64(0), twiddled=False)
-            elif hasattr(layout, "load_strided"):
-                with for_range(b, 0, kn, layout.step, name="k", loop_md=md) as k:
-                    butterfly_over_k(k)
-        with (otherwise, for_range(b, 0, kn, name="k", loop_md=md) as k,
-              for_range(b, 0, inn, layout.step, name="i", loop_md=md) as i):
-            butterfly(k, i, twiddled=True)
+    tiers = layout.tiers(out) if hasattr(layout, "tiers") else [(layout, out or layout)]
+
+    def over_k():
+        _tiered(b, tiers, kn, md, "k", butterfly_over_k)
+
+    def twiddled():
+        start = i64(0)
+        if isinstance(layout, Wide) and (out is None or isinstance(out, Wide)):
+            # ido == VLEN/2 (f32's radix-8 passes before the last): pairs of k fill the vectors
+            pair = KPair(layout.ft, layout.vlen, b.mul(ido, i64(radix)))
+            half = i64(layout.vlen // 2)
+            fits = b.and_(b.icmp_signed("==", ido, half), b.icmp_signed("==", inn, half))
+            start = b.select(fits, b.and_(kn, i64(-2)), i64(0))
+            with for_range(b, 0, start, 2, name="kp", loop_md=md) as k:
+                butterfly(pair, pair, k, i64(0), twiddled=True)
+        with for_range(b, start, kn, name="k", loop_md=md) as k:
+            _tiered(b, tiers, inn, md, "i", lambda lay, dst, i: butterfly(lay, dst, k, i, twiddled=True))
+
+    if part == "both":
+        with b.if_else(b.icmp_signed("==", ido, i64(1))) as (then, otherwise):
+            with then:
+                over_k()
+            with otherwise:
+                twiddled()
+    else:
+        over_k() if part == "over_k" else twiddled()
     b.ret_void()
     return fn
+
+
+def _tiered(b: L.IRBuilder, tiers: list[tuple], stop, md, name: str, body) -> None:
+    """for x < stop: body(src, dst, x) with the widest (src, dst) layouts of `tiers` that still
+    fit, each tier taking the whole multiples of its step that are left (steps are powers of two,
+    widest first)."""
+    start = i64(0)
+    for t, (lay, dst) in enumerate(tiers):
+        end = stop if t == len(tiers) - 1 else b.and_(stop, i64(-lay.step))
+        with for_range(b, start, end, lay.step, name=f"{name}{lay.step}", loop_md=md) as x:
+            body(lay, dst, x)
+        start = end
+
+
+def emit_split_passes(mod: L.Module, forward: bool, wide: Layout, split: Layout) -> dict:
+    """The passes of a transform run through Split work buffers: {(radix, kind): function} with
+    kind "wp" (first pass: numpy layout in, Split out), "p" (Split to Split), both for ido > 1,
+    and "pw" (the last pass, ido == 1, back to the numpy layout; radices that are multiples of
+    VLEN only). Empty when no radix is."""
+    out: dict = {}
+    last = [r for r in CODELET_RADICES if r % split.vlen == 0]
+    for r in CODELET_RADICES if last else ():
+        out[(r, "wp")] = emit_pass(mod, r, forward, wide, split, part="twiddled")
+        out[(r, "p")] = emit_pass(mod, r, forward, split, split, part="twiddled")
+    for r in last:
+        out[(r, "pw")] = emit_pass(mod, r, forward, split, wide, part="over_k")
+    return out
 
 
 def emit_generic_pass(mod: L.Module, forward: bool, layout: Layout) -> L.Function:

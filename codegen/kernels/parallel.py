@@ -7,22 +7,29 @@ chunks rounded to `align` elements (a multiple of the vector length, so rows spl
 boundaries); the cut depends only on `nthreads`, never on which thread runs a chunk, so results
 are the same whoever runs them.
 
-Pool protocol. The first call starts nthreads-1 detached workers (again after a fork: the pid is
-checked). A call publishes the job, then a `ticket` = (generation << 32 | next chunk) and wakes the
-workers (generation bump under a mutex + condvar broadcast). Everyone, the caller included, claims
-chunks by compare-and-swap on the ticket, so a thread still holding an old generation can never
-claim (or lose) a chunk of a new job, and chunks that no worker picks up are run by the caller: a
-worker that failed to start only costs speed. The caller waits for `done` to reach the chunk
+Pool protocol. A call makes sure nthreads-1 workers run (nthreads capped at MAX_THREADS): it starts
+the missing ones, and all of them again after a fork (the pid is checked). It publishes the job,
+then a `ticket` = (generation << 32 | next chunk) and wakes the workers (generation bump under a
+mutex + condvar broadcast). Everyone, the caller included, claims chunks by compare-and-swap on
+the ticket, so a thread still holding an old generation can never claim (or lose) a chunk of a
+new job, and chunks that no worker picks up are run by the caller: a worker that failed to start
+only costs speed. The caller waits for `done` to reach the chunk
 count. Workers spin briefly on the generation (a job that follows closely starts without a
 syscall), then sleep on the condvar. A call that finds the pool busy (another thread is inside
 parallel_for of this module) runs its whole range on the calling thread.
+
+Shutdown. Workers are joinable and their pthread_t are kept; `aot.pool.shutdown` sets `stop`, wakes
+them and joins them. A shared library registers it in llvm.global_dtors (`parallel_for(...,
+join_at_unload=True)`), so dlclose() never unmaps code that a worker still runs; it does nothing
+when the pool never started or was started by another process (the parent of a fork). The JIT
+never unloads code (its engine lives as long as the process), so it registers no destructor.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ..llvm.loops import i64
+from ..llvm.loops import for_range, i64
 from ..llvm.types import I32, I64, PTR, VOID
 from .common import KERNEL_TYPE
 
@@ -31,17 +38,23 @@ JOB = ("kern", "args", "total", "chunk", "nchunks")  # the job's fields (i64 glo
 SPIN = 4000  # pause-loop iterations before a worker sleeps (~0.1 ms)
 _SYNC = 64  # bytes reserved for a pthread mutex / condvar (40 / 48 on x86-64 glibc); zero = initialiser
 SEQ = "seq_cst"
+MAX_THREADS = 256  # the pool's size limit (a larger nthreads is capped): workers' pthread_t slots
 
 
-def parallel_for(module: L.Module) -> L.Function:
+def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:
+    """The module's parallel_for (emitted with its pool on first use). join_at_unload: register
+    the pool's shutdown as a module destructor (shared libraries, which may be dlclose()d)."""
     fn = module.globals.get(PARALLEL_FOR)
     if fn is not None:
         return fn
     pool = _Pool(module)
+    if join_at_unload:
+        _add_destructor(module, pool.shutdown)
     fn = L.Function(module, L.FunctionType(VOID, [PTR, PTR, I64, I64, I64]), name=PARALLEL_FOR)
     fn.linkage = "internal"
     kern, args, total, nthreads, align = fn.args
     b = L.IRBuilder(fn.append_basic_block("entry"))
+    nthreads = _clamp(b, nthreads, 1, MAX_THREADS)  # the count may come from the environment
     # chunk = ceil(total / nthreads) rounded up to a multiple of align
     chunk = b.sdiv(b.sub(b.add(total, nthreads), i64(1)), nthreads)
     chunk = b.mul(b.sdiv(b.sub(b.add(chunk, align), i64(1)), align), align)
@@ -80,6 +93,10 @@ class _Pool:
         self.gen = _global(module, "aot.pool.gen", I64)
         self.ticket = _global(module, "aot.pool.ticket", I64)
         self.done = _global(module, "aot.pool.done", I64)
+        self.stop = _global(module, "aot.pool.stop", I32)  # 1: workers exit (shutdown)
+        self.nworkers = _global(module, "aot.pool.nworkers", I64)  # started by this process
+        self.failed = _global(module, "aot.pool.failed", I32)  # a pthread_create failed: start no more
+        self.tids = _global(module, "aot.pool.tids", L.ArrayType(I64, MAX_THREADS))
         self.job = {name: _global(module, f"aot.pool.{name}", I64) for name in JOB}
         self.mutex = _global(module, "aot.pool.mutex", L.ArrayType(L.IntType(8), _SYNC), align=64)
         self.cond = _global(module, "aot.pool.cond", L.ArrayType(L.IntType(8), _SYNC), align=64)
@@ -93,6 +110,7 @@ class _Pool:
         self.run_chunks = self._emit_run_chunks()
         self.worker = self._emit_worker()
         self.ensure_started = self._emit_ensure_started()
+        self.shutdown = self._emit_shutdown()
 
     def _emit_run_chunks(self) -> L.Function:
         """`void run_chunks(i64 gen)`: claim and run chunks of generation `gen` until none is left."""
@@ -124,16 +142,20 @@ class _Pool:
         return fn
 
     def _emit_worker(self) -> L.Function:
-        """`ptr worker(ptr gen0)`: forever wait for a generation after the last one seen, run chunks."""
+        """`ptr worker(ptr gen0)`: until `stop`, wait for a generation after the last one seen and
+        run its chunks (a stop seen while waiting runs the latest job's chunks first: none left)."""
         fn = _function(self.module, "aot.pool.worker", PTR, [PTR])
         b = L.IRBuilder(fn.append_basic_block("entry"))
         first = b.ptrtoint(fn.args[0], I64)
         entry = b.block
-        outer = fn.append_basic_block("wait")
+        outer, exit_ = fn.append_basic_block("wait"), fn.append_basic_block("exit")
         b.branch(outer)
         b.position_at_end(outer)
         seen = b.phi(I64, name="seen")
         seen.add_incoming(first, entry)
+        listen = fn.append_basic_block("listen")
+        b.cbranch(self._stopping(b), exit_, listen)
+        b.position_at_end(listen)
         fresh = _spin_until(
             b, self, lambda: b.icmp_unsigned("!=", b.load_atomic(self.gen, SEQ, 8, typ=I64), seen), SPIN
         )
@@ -144,7 +166,8 @@ class _Pool:
         check, wait, woke = (fn.append_basic_block(n) for n in ("check", "condwait", "woke"))
         b.branch(check)
         b.position_at_end(check)
-        b.cbranch(b.icmp_unsigned("!=", b.load_atomic(self.gen, SEQ, 8, typ=I64), seen), woke, wait)
+        news = b.icmp_unsigned("!=", b.load_atomic(self.gen, SEQ, 8, typ=I64), seen)
+        b.cbranch(b.or_(news, self._stopping(b)), woke, wait)
         b.position_at_end(wait)
         b.call(self.wait, [self.cond, self.mutex])
         b.branch(check)
@@ -156,46 +179,91 @@ class _Pool:
         b.call(self.run_chunks, [gen])
         seen.add_incoming(gen, b.block)
         b.branch(outer)
+        b.position_at_end(exit_)
+        b.ret(L.Constant(PTR, None))
         return fn
 
+    def _stopping(self, b: L.IRBuilder):
+        return b.icmp_signed("!=", b.load_atomic(self.stop, SEQ, 4, typ=I32), L.Constant(I32, 0))
+
+    def _ours(self, b: L.IRBuilder, pid):
+        """i1: the pool was started, by this process (after a fork the workers are the parent's)."""
+        return b.and_(
+            b.icmp_signed("==", b.load(self.started, typ=I32), L.Constant(I32, 1)),
+            b.icmp_signed("==", b.load(self.pid, typ=I32), pid),
+        )
+
     def _emit_ensure_started(self) -> L.Function:
-        """`void ensure_started(i64 nthreads)`: start the workers once per process (the pool's
-        memory is copied by fork but its threads are not: a new pid starts them again)."""
+        """`void ensure_started(i64 nthreads)`: make nthreads-1 workers run (called by the pool's
+        owner only). The pool's memory is copied by fork but its threads are not: a new pid
+        starts from no workers. After a failed pthread_create no more are tried (the caller runs
+        the chunks nobody claims)."""
         fn = _function(self.module, "aot.pool.ensure_started", VOID, [I64])
         (nthreads,) = fn.args
         b = L.IRBuilder(fn.append_basic_block("entry"))
         getpid = _declare(self.module, "getpid", I32, [])
         create = _declare(self.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
-        detach = _declare(self.module, "pthread_detach", I32, [I64])
         pid = b.call(getpid, [])
-        ready = b.and_(
-            b.icmp_signed("==", b.load(self.started, typ=I32), L.Constant(I32, 1)),
-            b.icmp_signed("==", b.load(self.pid, typ=I32), pid),
-        )
-        with b.if_then(b.not_(ready)):
+        with b.if_then(b.not_(self._ours(b, pid))):
             zero = L.Constant(L.ArrayType(L.IntType(8), _SYNC), None)
             b.store(zero, self.mutex)
             b.store(zero, self.cond)
             b.store(pid, self.pid)
+            for g, ty in ((self.nworkers, I64), (self.failed, I32), (self.stop, I32)):
+                b.store(L.Constant(ty, 0), g)
             b.store(L.Constant(I32, 1), self.started)
-            gen = b.inttoptr(b.load_atomic(self.gen, SEQ, 8, typ=I64), PTR)
-            tid = b.alloca(I64)
-            head, body, done = (fn.append_basic_block(n) for n in ("t.head", "t.body", "t.done"))
-            pre = b.block
-            b.branch(head)
-            b.position_at_end(head)
-            t = b.phi(I64, name="t")
-            t.add_incoming(i64(1), pre)
-            b.cbranch(b.icmp_signed("<", t, nthreads), body, done)
-            b.position_at_end(body)
-            rc = b.call(create, [tid, L.Constant(PTR, None), self.worker, gen])
-            with b.if_then(b.icmp_signed("==", rc, L.Constant(I32, 0))):
-                b.call(detach, [b.load(tid, typ=I64)])
-            t.add_incoming(b.add(t, i64(1)), b.block)
-            b.branch(head)
-            b.position_at_end(done)
+        gen = b.inttoptr(b.load_atomic(self.gen, SEQ, 8, typ=I64), PTR)
+        head, body, done = (fn.append_basic_block(n) for n in ("t.head", "t.body", "t.done"))
+        b.branch(head)
+        b.position_at_end(head)
+        n = b.load(self.nworkers, typ=I64)
+        more = b.icmp_signed("<", b.add(n, i64(1)), nthreads)
+        ok = b.icmp_signed("==", b.load(self.failed, typ=I32), L.Constant(I32, 0))
+        b.cbranch(b.and_(more, ok), body, done)
+        b.position_at_end(body)
+        slot = b.gep(self.tids, [i64(0), n], source_etype=self.tids.value_type)
+        rc = b.call(create, [slot, L.Constant(PTR, None), self.worker, gen])
+        started = b.icmp_signed("==", rc, L.Constant(I32, 0))
+        b.store(b.select(started, b.add(n, i64(1)), n), self.nworkers)
+        b.store(b.zext(b.not_(started), I32), self.failed)
+        b.branch(head)
+        b.position_at_end(done)
         b.ret_void()
         return fn
+
+    def _emit_shutdown(self) -> L.Function:
+        """`void shutdown()`: stop and join this process's workers (a no-op when there are none);
+        the pool starts afresh if used again."""
+        fn = _function(self.module, "aot.pool.shutdown", VOID, [])
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        join = _declare(self.module, "pthread_join", I32, [I64, PTR])
+        pid = b.call(_declare(self.module, "getpid", I32, []), [])
+        with b.if_then(self._ours(b, pid)):
+            b.call(self.lock, [self.mutex])  # a worker between its check and its wait gets the wakeup
+            b.store_atomic(L.Constant(I32, 1), self.stop, SEQ, 4)
+            b.call(self.broadcast, [self.cond])
+            b.call(self.unlock, [self.mutex])
+            with for_range(b, i64(0), b.load(self.nworkers, typ=I64), name="w") as k:
+                tid = b.load(b.gep(self.tids, [i64(0), k], source_etype=self.tids.value_type), typ=I64)
+                b.call(join, [tid, L.Constant(PTR, None)])
+            b.store(i64(0), self.nworkers)
+            b.store(L.Constant(I32, 0), self.started)
+        b.ret_void()
+        return fn
+
+
+def _add_destructor(module: L.Module, fn: L.Function) -> None:
+    """Append `fn` to llvm.global_dtors (run by dlclose() before unmapping, and at exit)."""
+    entry_t = L.LiteralStructType([I32, PTR, PTR])
+    entry = L.Constant(entry_t, [L.Constant(I32, 65535), fn, L.Constant(PTR, None)])
+    dtors = L.GlobalVariable(module, L.ArrayType(entry_t, 1), name="llvm.global_dtors")
+    dtors.linkage = "appending"
+    dtors.initializer = L.Constant(L.ArrayType(entry_t, 1), [entry])
+
+
+def _clamp(b: L.IRBuilder, v, lo: int, hi: int):
+    v = b.select(b.icmp_signed("<", v, i64(lo)), i64(lo), v)
+    return b.select(b.icmp_signed(">", v, i64(hi)), i64(hi), v)
 
 
 def _spin_until(b: L.IRBuilder, pool: _Pool, cond, limit: int | None = None):

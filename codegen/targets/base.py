@@ -49,6 +49,7 @@ def init_llvm() -> None:
     if not _initialized:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
+        llvm.initialize_native_asmparser()  # module-level asm (glibc.py's .symver pins)
         _initialized = True
 
 

@@ -89,6 +89,6 @@ def run_pipeline(module: Module, pipeline: str | Sequence[str | Pass] = DEFAULT_
 
 # importing the pass modules registers them
 from . import canonicalize, cse, dce, fold  # noqa: E402,F401
-from . import fuse  # noqa: E402,F401
+from . import fuse, fuse_fft  # noqa: E402,F401
 
 __all__ = ["DEFAULT_PIPELINE", "PASSES", "Pass", "PassManager", "register_pass", "run_pipeline"]

@@ -234,5 +234,6 @@ def test_needed_and_exported_symbols(libs):
             "matmul_last_error",
             "matmul_abi_version",
             "matmul_target",
+            "matmul_set_num_threads",
         ]
     )

@@ -110,6 +110,23 @@ def kernel_reduce() -> ir.Module:
     return m
 
 
+def kernel_fft() -> ir.Module:
+    """|rfft(x * w)|^2 over a symbolic batch: a prologue (the window) and an epilogue (the power)."""
+    m, s0, _ = _symbolic_module("spectrum")
+    f, b = ir.new_func(m, "power", [TensorType(D.float32, (s0, 128)), TensorType(D.float32, (128,))],
+                       ["x", "w"])
+    pro = ir.Block([ScalarType(D.float32)] * 2, ["a", "c"])
+    pb = ir.Builder(pro)
+    pb.yield_(pb.mul(*pro.args))
+    epi = ir.Block([ScalarType(D.complex64)], ["z"])
+    eb = ir.Builder(epi)
+    eb.yield_(eb.square(eb.abs(epi.args[0])))
+    attrs = {"kind": "rfft", "axis": 1, "n": 128, "norm": "ortho", "shape": (s0, 128), "inputs": 2}
+    op = b.create("kernel.fft", list(f.args), attrs, regions=[ir.Region([pro]), ir.Region([epi])])
+    b.ret(op.result)
+    return m
+
+
 def every_attribute() -> ir.Module:
     m, s0, _ = _symbolic_module("attrs")
     f, b = ir.new_func(m, "f", [TensorType(D.complex64, (s0, 8))], ["x"])
@@ -187,6 +204,7 @@ GOLDEN: dict[str, tuple[Callable[[], ir.Module], bool]] = {
     "kernel_elementwise": (kernel_elementwise, False),
     "multi_result": (multi_result, False),
     "kernel_reduce": (kernel_reduce, False),
+    "kernel_fft": (kernel_fft, False),
     "every_attribute": (every_attribute, False),
     "constants": (constants, False),
     "name_hints": (name_hints, False),

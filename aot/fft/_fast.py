@@ -1,0 +1,431 @@
+"""The eager fast path: a call whose key was seen before is one allocation and one native call
+per pass.
+
+The key (kind, shape, strides, dtype, n, axis, norm) fixes everything the general path decides
+for an ndarray input: the plan, the strides and batch the kernel sees, the scale, the output
+shape and dtype. The first call of a key prepares the kernel's arguments in an int64 block
+(runtime.fft_jit's call thunks read it), or records that the key takes the general path (large
+or threaded work, Bluestein lengths, strides that need copies, bad arguments: their errors come
+from the general path). Later calls allocate the output and pass the block and the two arrays
+(irfft2/irfftn also use a work buffer that the entry keeps).
+
+Entries are per thread (each holds its thread's scratch buffer) and bounded; `plan_cache.clear()`
+drops them. Only exact types take this path: ndarray input, n/axis int or None, norm str or None
+(so a float n still gets numpy's TypeError).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+
+import numpy as np
+
+from . import _api
+from ._exec import (
+    _PARALLEL_MIN_WORK,
+    PLANS,
+    _batch_dims,
+    _elem_strides,
+    _flags,
+    _precision,
+    get_plan,
+    scratch_entry,
+)
+from ._native import ffi, kernels
+
+_MAX_BLOCKS = 64  # kernel calls of one pass (batch dims that do not merge)
+_MAX_ENTRIES = 128  # per thread; each holds a plan (at most ~1 MB: the lengths here are short)
+_CPLX = (np.dtype(np.complex64), np.dtype(np.complex128))
+_REAL = (np.dtype(np.float32), np.dtype(np.float64))
+_empty = np.empty
+
+
+class _Cache(dict):
+    """One thread's entries (a dict that `weakref` can hold, so clear() reaches every thread's)
+    and the number of calls they served."""
+
+    __slots__ = ("__weakref__", "hits")
+
+    def __init__(self):
+        super().__init__()
+        self.hits = 0
+
+
+_CACHES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # every live thread's
+_ids = itertools.count()
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.cache = _Cache()
+        _CACHES[next(_ids)] = self.cache
+
+
+local = _Local()
+
+
+def clear() -> None:
+    for cache in list(_CACHES.values()):
+        cache.clear()
+
+
+def _hits() -> int:
+    return sum(cache.hits for cache in list(_CACHES.values()))
+
+
+PLANS.clear_hooks.append(clear)
+PLANS.hit_counts.append(_hits)
+
+
+def call(kind: str, a: np.ndarray, n, axis, norm):
+    """The transform `kind` of ndarray `a` through a prepared entry; None: take the general path.
+    (aot.fft's public functions inline the hit path of this; see _public.)"""
+    if not ((n is None or type(n) is int) and (axis is None or type(axis) is int)
+            and (norm is None or type(norm) is str)):
+        return None
+    cache = local.cache
+    e = cache.get((kind, a.shape, a.strides, a.dtype, n, axis, norm))
+    if e is None:
+        return miss(kind, a, n, axis, norm)
+    if not e:
+        return None
+    cache.hits += 1
+    return run(e, a)
+
+
+def miss(kind: str, a: np.ndarray, n, axis, norm):
+    """The first call of a key: prepare its entry (or record that it takes the general path)."""
+    cache = local.cache
+    e = _prepare(kind, a, n, axis, norm)
+    if len(cache) >= _MAX_ENTRIES:
+        cache.clear()
+    cache[(kind, a.shape, a.strides, a.dtype, n, axis, norm)] = e
+    return run(e, a) if e else None
+
+
+def run(e: tuple, a: np.ndarray) -> np.ndarray:
+    """The output of entry `e` for input `a`: allocate it, then the kernel calls (thunk, block)."""
+    shape, dtype, convert, thunk, blk, more, _ = e
+    if convert:  # real input of a complex transform: convert, then transform in place
+        res = a.astype(dtype)
+        thunk(blk, id(res), id(res))
+    else:
+        res = _empty(shape, dtype)
+        thunk(blk, id(a), id(res))
+    for thunk, blk, from_a in more:
+        thunk(blk, id(a) if from_a else id(res), id(res))
+    return res
+
+
+def entry(kind: str, a: np.ndarray, n=None, axis=None, norm=None):
+    """The prepared entry of a call (after one call of it), or None: for tests and benchmarks."""
+    return local.cache.get((kind, a.shape, a.strides, a.dtype, n, axis, norm)) or None
+
+
+def kernel_only(kind: str, a: np.ndarray, n=None, axis=None, norm=None):
+    """A callable that runs only the native part of the prepared call of `kind` on `a` (into an
+    output allocated once): the time the fast path cannot save."""
+    call(kind, a, n, axis, norm)
+    e = entry(kind, a, n, axis, norm)
+    if e is None:
+        raise ValueError(f"{kind}: this call takes the general path (no prepared entry)")
+    shape, dtype, convert, thunk, blk, more, _ = e
+    res = a.astype(dtype) if convert else np.empty(shape, dtype)
+    src, dst = id(res if convert else a), id(res)
+    more = [(t, b, id(a) if from_a else dst) for t, b, from_a in more]
+
+    def native(_alive=(a, res)):  # the arrays whose ids are passed
+        thunk(blk, src, dst)
+        for t, b, s in more:
+            t(b, s, dst)
+
+    return native
+
+
+def _prepare(kind: str, a: np.ndarray, n, axis, norm):
+    """The entry of a key, or False when the key takes the general path."""
+    if a.size == 0:
+        return False
+    try:
+        return _PREPARE[kind](a, n, axis, norm) or False
+    except (TypeError, ValueError, IndexError, _NoThunks):  # bad arguments: the general path raises
+        return False
+
+
+class _NoThunks(Exception):
+    """numpy's array struct is not as probed: no fast path in this process."""
+
+
+class _Entry:
+    """An entry under construction: the output, the kernel calls (thunk, block, reads the input)
+    and what they point into. The first call reads the input (or, `convert`, its converted copy)."""
+
+    def __init__(self, shape, dtype, convert: bool = False):
+        self.shape, self.dtype, self.convert = tuple(shape), np.dtype(dtype), convert
+        self.passes: list = []
+        self.keep: list = []
+
+    def add(self, kind: str, precision: str, blks: list, from_input: bool) -> None:
+        thunks = kernels(precision).thunks
+        if thunks is None:
+            raise _NoThunks
+        for blk in blks:
+            self.keep.append(blk)
+            self.passes.append((thunks[kind], ffi.cast("int64_t *", blk.ctypes.data), from_input))
+
+    def done(self) -> tuple:
+        (thunk, blk, _), *more = self.passes
+        return self.shape, self.dtype, self.convert, thunk, blk, tuple(more), tuple(self.keep)
+
+
+def _c_strides(shape) -> tuple:
+    """Element strides of a C-contiguous array of `shape`."""
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
+
+
+def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forward: bool, scale: float):
+    """The blocks of one complex pass along `axis`, one kernel call each (the largest batch dim
+    is the kernel's, the others are one block per index, as in _exec.run_direct), or None when
+    the general path must run. `shape` is the transformed shape; strides are in complex elements."""
+    n = shape[axis]
+    dims = _batch_dims(shape, axis, sstr, dstr)
+    main = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i))) if dims else (1, n, n)
+    howmany, idist, odist = main
+    calls = int(np.prod([c for c, _, _ in dims]))
+    if n * howmany * calls >= _PARALLEL_MIN_WORK or calls > _MAX_BLOCKS:
+        return None
+    plan = get_plan(n, cdt)
+    if plan.kind != "direct":
+        return None
+    from runtime.fft_jit import THUNK_SLOTS  # (importing it loads llvmlite: not at import time)
+
+    k = kernels(_precision(cdt))
+    flags, size = _flags(forward, n, idist, howmany, k.vlen)
+    scratch = scratch_entry(size, k)
+    entry.keep += [plan, scratch[0]]
+    blk = np.zeros(THUNK_SLOTS, np.int64)
+    blk[:9] = (_addr(k.c2c), plan.header.ctypes.data, plan.twiddles.ctypes.data, howmany, sstr[axis], idist,
+               dstr[axis], odist, flags)
+    blk.view(np.float64)[9] = scale
+    blk[10] = scratch[0].ctypes.data
+    blks = []
+    for idx in itertools.product(*(range(c) for c, _, _ in dims)):
+        b = blk.copy()
+        b[15] = cdt.itemsize * sum(i * s for i, (_, s, _) in zip(idx, dims))
+        b[16] = cdt.itemsize * sum(i * o for i, (_, _, o) in zip(idx, dims))
+        blks.append(b)
+    return blks
+
+
+def _addr(fnptr) -> int:
+    return int(ffi.cast("intptr_t", fnptr))
+
+
+def _c2c_passes(a: np.ndarray, lengths, axes, forward: bool, norm):
+    """Entry of complex transforms over `axes` (1 pass each, the last axis first), or None."""
+    if a.dtype in _CPLX:
+        cdt, convert = a.dtype, False
+    elif a.dtype in _REAL and a.flags.c_contiguous:
+        cdt, convert = _api._complex_dtype(a.dtype), True
+    else:
+        return None
+    shape = list(a.shape)
+    for n, ax in zip(lengths, axes):
+        if n > shape[ax] or (convert and n != shape[ax]):
+            return None  # zero padding, or a cropped copy of converted input: the general path
+        shape[ax] = n
+    entry = _Entry(shape, cdt, convert)
+    out_str = _c_strides(shape)
+    src = out_str if convert else _elem_strides(a)
+    if src is None:
+        return None
+    from_input = not convert
+    for n, ax in reversed(list(zip(lengths, axes))):
+        blks = _c2c_blocks(entry, cdt, shape, ax, src, out_str, forward, _api._scale(norm, n, forward))
+        if blks is None:
+            return None
+        entry.add("c2c", _precision(cdt), blks, from_input)
+        src, from_input = out_str, False  # later passes run in place on the result
+    return entry
+
+
+def _axis(a: np.ndarray, axis) -> int:
+    return _api.normalize_axis_index(-1 if axis is None else axis, a.ndim)
+
+
+def _prep_c2c(forward: bool):
+    def prep(a, n, axis, norm):
+        ax = _axis(a, axis)
+        n = _api._check_n(a.shape[ax] if n is None else n)
+        entry = _c2c_passes(a, [n], [ax], forward, norm)
+        return entry and entry.done()
+
+    return prep
+
+
+def _prep_c2cn(forward: bool, default_axes):
+    def prep(a, n, axis, norm):
+        lengths, axes = _api._cook(a, None, default_axes)
+        axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
+        if not axes or len(set(axes)) != len(axes):
+            return None
+        entry = _c2c_passes(a, lengths, axes, forward, norm)
+        return entry and entry.done()
+
+    return prep
+
+
+def _r2c_entry(a: np.ndarray, n: int, norm) -> _Entry | None:
+    """rfft along the last axis: the half-length complex kernel on the input's pairs, then the
+    post pass (even n, unit stride); None when the general path must run."""
+    m, last = a.shape[-1], a.ndim - 1
+    if a.dtype not in _REAL or n % 2 or n > m:
+        return None
+    sstr = _elem_strides(a)
+    if sstr is None or sstr[last] != 1 or any(s % 2 for d, s in zip(a.shape[:-1], sstr) if d > 1):
+        return None
+    h, rdt = n // 2, a.dtype
+    cdt = np.result_type(rdt, 1j)
+    out_shape = a.shape[:-1] + (h + 1,)
+    entry = _Entry(out_shape, cdt)
+    shape = a.shape[:-1] + (h,)
+    pairs = tuple(s // 2 for s in sstr[:-1]) + (1,)  # the input as complex pairs
+    blks = _c2c_blocks(entry, cdt, shape, last, pairs, _c_strides(out_shape), True, 1.0)
+    if blks is None or len(blks) > 1 or int(np.prod(out_shape)) >= _PARALLEL_MIN_WORK:
+        return None
+    blk = blks[0]
+    k = kernels(_precision(cdt))
+    roots = _real_roots(n, cdt)
+    blk[7] = h + 1  # the post pass's row distance (also right for one row)
+    blk[11:14] = (_addr(k.r2c_post), h, roots.ctypes.data)
+    blk.view(np.float64)[14] = _api._scale(norm, n, True)
+    entry.keep.append(roots)
+    entry.add("r2c", _precision(cdt), [blk], True)
+    return entry
+
+
+def _real_roots(n: int, cdt: np.dtype) -> np.ndarray:
+    from ._real import _roots
+
+    return _roots(n, cdt.char)
+
+
+def _c2r_entry(a: np.ndarray, n, norm) -> _Entry | None:
+    """irfft along the last axis; None when the general path must run."""
+    n = _api._check_n((a.shape[-1] - 1) * 2 if n is None else n)
+    if a.dtype not in _CPLX:
+        return None
+    entry = _Entry(a.shape[:-1] + (n,), _api._real_dtype(a.dtype))
+    blk = _c2r_block(entry, a.shape, _elem_strides(a), a.dtype, n, norm)
+    if blk is None:
+        return None
+    entry.add("c2r", _precision(a.dtype), [blk], True)
+    return entry
+
+
+def _c2r_block(entry: _Entry, shape, sstr, cdt: np.dtype, n: int, norm):
+    """The block of a c2r pass along the last axis of complex input of `shape` and element
+    strides `sstr`: the pre pass into the output (as complex), then the half-length complex
+    kernel in place on it (even n, unit stride); None when the general path must run."""
+    last = len(shape) - 1
+    if n % 2 or n // 2 + 1 > shape[-1] or sstr is None or sstr[last] != 1:
+        return None
+    h = n // 2
+    zshape = shape[:-1] + (h,)
+    zstr = _c_strides(zshape)
+    dims = _batch_dims(zshape, last, sstr, zstr)
+    if len(dims) > 1 or int(np.prod(shape[:-1])) * (h + 1) >= _PARALLEL_MIN_WORK:
+        return None
+    blks = _c2c_blocks(entry, cdt, zshape, last, zstr, zstr, False, _api._scale(norm, n, False))
+    if blks is None:  # one block: the output rows always merge
+        return None
+    blk = blks[0]
+    k = kernels(_precision(cdt))
+    roots = _real_roots(n, cdt)
+    blk[11:15] = (_addr(k.c2r_pre), h, roots.ctypes.data, dims[0][1] if dims else h + 1)
+    entry.keep.append(roots)
+    return blk
+
+
+def _prep_rfft(a, n, axis, norm):
+    ax = _axis(a, axis)
+    if ax != a.ndim - 1:
+        return None
+    entry = _r2c_entry(a, _api._check_n(a.shape[ax] if n is None else n), norm)
+    return entry and entry.done()
+
+
+def _prep_irfft(a, n, axis, norm):
+    if _axis(a, axis) != a.ndim - 1:
+        return None
+    entry = _c2r_entry(a, n, norm)
+    return entry and entry.done()
+
+
+def _prep_rfftn(default_axes):
+    def prep(a, n, axis, norm):
+        lengths, axes = _api._cook(a, None, default_axes)
+        axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
+        if not axes or axes[-1] != a.ndim - 1 or len(set(axes)) != len(axes):
+            return None
+        entry = _r2c_entry(a, lengths[-1], norm)
+        if entry is None:
+            return None
+        shape, out_str = entry.shape, _c_strides(entry.shape)
+        for ax in reversed(axes[:-1]):  # complex passes in place on the half spectrum
+            blks = _c2c_blocks(entry, entry.dtype, shape, ax, out_str, out_str, True,
+                               _api._scale(norm, shape[ax], True))
+            if blks is None:
+                return None
+            entry.add("c2c", _precision(entry.dtype), blks, False)
+        return entry.done()
+
+    return prep
+
+
+def _prep_irfftn(default_axes):
+    """The complex passes from the input into a work buffer of the entry (kept: entries are per
+    thread), in place there, then the c2r pass from it into the output."""
+
+    def prep(a, n, axis, norm):
+        lengths, axes = _api._cook(a, None, default_axes, invreal=True)
+        axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
+        if (a.dtype not in _CPLX or not axes or axes[-1] != a.ndim - 1 or len(set(axes)) != len(axes)
+                or np.prod(a.shape) >= _PARALLEL_MIN_WORK):
+            return None
+        cdt = a.dtype
+        work = np.empty(a.shape, cdt)
+        entry = _Entry(a.shape[:-1] + (lengths[-1],), _api._real_dtype(cdt))
+        entry.keep.append(work)
+        src, wstr, from_input = _elem_strides(a), _c_strides(a.shape), True
+        for ax in axes[:-1]:
+            blks = _c2c_blocks(entry, cdt, a.shape, ax, src, wstr, False, _api._scale(norm, a.shape[ax], False))
+            if blks is None:
+                return None
+            for b in blks:
+                b[17:19] = (0 if from_input else work.ctypes.data, work.ctypes.data)
+            entry.add("c2c", _precision(cdt), blks, from_input)
+            src, from_input = wstr, False
+        blk = _c2r_block(entry, a.shape, src, cdt, lengths[-1], norm)
+        if blk is None:
+            return None
+        if not from_input:
+            blk[17] = work.ctypes.data
+        entry.add("c2r", _precision(cdt), [blk], from_input)
+        return entry.done()
+
+    return prep
+
+
+_PREPARE = {
+    "fft": _prep_c2c(True), "ifft": _prep_c2c(False), "rfft": _prep_rfft, "irfft": _prep_irfft,
+    "fftn": _prep_c2cn(True, None), "ifftn": _prep_c2cn(False, None),
+    "fft2": _prep_c2cn(True, [-2, -1]), "ifft2": _prep_c2cn(False, [-2, -1]),
+    "rfftn": _prep_rfftn(None), "rfft2": _prep_rfftn([-2, -1]),
+    "irfftn": _prep_irfftn(None), "irfft2": _prep_irfftn([-2, -1]),
+}

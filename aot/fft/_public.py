@@ -1,0 +1,86 @@
+"""The public transforms that have an eager fast path (see _fast): an ndarray with n/axis (or dim)
+/norm (1-D) or norm (n-D, default s and axes) whose call key was seen before skips argument
+normalisation, dispatch and planning. Everything else, and traced calls, take the general path:
+`__aot_function__` handlers (aot.fx, aot.compile) see one call of the public function, then
+numpy's semantics in _api.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..fx._overrides import find_handler
+from . import _api
+from ._fast import call, local, miss
+
+_ndarray = np.ndarray
+_empty = np.empty
+_AXES2 = (-2, -1)  # the default `axes` of the 2-D transforms; `is` tells it from a caller's tuple
+_BOTH = object()  # axis and dim both given: the general path reports it
+
+
+def _general(public, impl, a, **kwargs):
+    handler = find_handler((a,), kwargs)
+    if handler is not None:  # the handler sees the arguments the caller gave (defaults left out)
+        given = {k: v for k, v in kwargs.items() if v is not None and v is not _AXES2}
+        return type(handler).__aot_function__(handler, public, (a,), given)
+    return impl(a, **kwargs)
+
+
+def _named(fn, impl):
+    fn.__name__ = fn.__qualname__ = impl.__name__
+    fn.__doc__ = impl.__doc__
+    fn.__aot_dispatchable__ = True
+    return fn
+
+
+def _one_d(impl):
+    """fft/ifft/rfft/irfft: the hit path of _fast.call inlined (a call costs ~0.1 us; the whole
+    Python side of a hit is ~1 us)."""
+    kind = impl.__name__
+
+    def public(a, n=None, axis=None, norm=None, out=None, *, dim=None):
+        ax = axis if dim is None else dim if axis is None else _BOTH  # torch's dim is numpy's axis
+        if (type(a) is _ndarray and out is None and (n is None or type(n) is int)
+                and (ax is None or type(ax) is int) and (norm is None or type(norm) is str)):
+            cache = local.cache
+            e = cache.get((kind, a.shape, a.strides, a.dtype, n, ax, norm))
+            if e:
+                cache.hits += 1
+                shape, dtype, convert, thunk, blk, more, _ = e
+                if convert:
+                    res = a.astype(dtype)
+                    thunk(blk, id(res), id(res))
+                else:
+                    res = _empty(shape, dtype)
+                    thunk(blk, id(a), id(res))
+                if more:
+                    for thunk, blk, from_a in more:
+                        thunk(blk, id(a) if from_a else id(res), id(res))
+                return res
+            if e is None:
+                res = miss(kind, a, n, ax, norm)
+                if res is not None:
+                    return res
+        return _general(public, impl, a, n=n, axis=axis, norm=norm, out=out, dim=dim)
+
+    return _named(public, impl)
+
+
+def _n_d(impl, default_axes):
+    """fft2/fftn/... : the fast path for default `s` and `axes` (their kernels are longer, so the
+    extra call of _fast.call matters less)."""
+    kind = impl.__name__
+
+    def public(a, s=None, axes=default_axes, norm=None, out=None, *, dim=None):
+        if type(a) is _ndarray and s is None and axes is default_axes and out is None and dim is None:
+            res = call(kind, a, None, None, norm)
+            if res is not None:
+                return res
+        return _general(public, impl, a, s=s, axes=axes, norm=norm, out=out, dim=dim)
+
+    return _named(public, impl)
+
+
+fft, ifft, rfft, irfft = (_one_d(f) for f in (_api.fft, _api.ifft, _api.rfft, _api.irfft))
+fftn, ifftn, rfftn, irfftn = (_n_d(f, None) for f in (_api.fftn, _api.ifftn, _api.rfftn, _api.irfftn))
+fft2, ifft2, rfft2, irfft2 = (_n_d(f, _AXES2) for f in (_api.fft2, _api.ifft2, _api.rfft2, _api.irfft2))

@@ -1,0 +1,83 @@
+"""Complex transforms whose length is a symbol: plans built and cached at run time.
+
+Each call site gets a 16-byte slot (a module-internal global: spin lock + plan) and asks the
+kernel module's `aot_fft_plan_get_{p}` for a plan of the length the entry computed; the plan
+(direct or Bluestein, codegen/fft/planner.py) is reused while the length stays the same and
+rebuilt when it changes. Chunks of the batch run `aot_fft_plan_exec_{p}` on the entry's threads,
+choosing lanes as the static path does; the entry gives its reference back before it checks for
+errors, so a failed chunk leaks nothing.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from .entry import EntryCtx, _declare
+from .fft import FLAG_FORWARD, FLAG_LANES
+from .fft.planner import plan_names
+from .kernels.common import new_kernel
+from .llvm.loops import i64
+from .llvm.types import I32, I64, PTR
+
+_SLOTS = 9  # src, dst, istride, idist, ostride, odist, error, plan, scale (double bits)
+
+
+def dynamic_c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: bool, scale, vlen: int) -> None:
+    """As graph_fft._c2c for a symbolic n (scale: a float or a double value)."""
+    from .graph_fft import precision_of
+
+    b = ectx.builder
+    names = plan_names(precision_of(cdtype))
+    slot = L.GlobalVariable(ectx.module, L.ArrayType(I64, 2), name=ectx.kernel_name("fft_plan_slot"))
+    slot.linkage = "internal"
+    slot.initializer = L.Constant(L.ArrayType(I64, 2), [0, 0])
+    nn = ectx.dim(n)
+    plan = b.call(_declare(ectx.module, names["get"], PTR, [PTR, I64]), [slot, nn])
+    ectx.fail_if(b.icmp_unsigned("==", plan, L.Constant(PTR, None)), 1)
+    if not isinstance(scale, L.Value):
+        scale = L.Constant(L.DoubleType(), float(scale))
+    kern = _chunk(ectx, cdtype, forward, vlen)
+    slots = [src, dst, *strides, i64(0), plan, b.bitcast(scale, I64)]
+    ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, nn))
+    b.call(_declare(ectx.module, names["release"], L.VoidType(), [PTR]), [plan])
+    err = b.load(b.gep(ectx.last_args, [i64(6)], source_etype=I64), typ=I64)
+    ectx.fail_if(b.icmp_signed("!=", err, i64(0)), 1)
+
+
+def _chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
+    key = ("fft_dyn_chunk", cdtype, forward)
+    if key not in ectx.helpers:
+        ectx.helpers[key] = _emit_chunk(ectx, cdtype, forward, vlen)
+    return ectx.helpers[key]
+
+
+def _emit_chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
+    """kernel(args, lo, hi): transforms lo..hi of the batch in args (see _SLOTS)."""
+    from .graph_fft import _LANES_LIMIT_N, _LANES_MAX_N, _ft, precision_of
+
+    ft = _ft(cdtype)
+    fn, b = new_kernel(ectx.module, ectx.kernel_name("fft_dyn"))
+    args, lo, hi = fn.args
+    slot = [b.load(b.gep(args, [i64(k)], source_etype=I64), typ=I64) for k in range(_SLOTS)]
+    src, dst, plan = b.inttoptr(slot[0], PTR), b.inttoptr(slot[1], PTR), b.inttoptr(slot[7], PTR)
+    istride, idist, ostride, odist = slot[2:6]
+    scale = b.bitcast(slot[8], L.DoubleType())
+    if ft != L.DoubleType():
+        scale = b.fptrunc(scale, ft)
+    cnt = b.sub(hi, lo)
+    with b.if_then(b.icmp_signed(">", cnt, i64(0))):
+        n = b.load(plan, typ=I64)  # word 0 of a plan block
+        lanes = b.and_(b.icmp_signed(">=", cnt, i64(vlen)), b.icmp_signed("<=", n, i64(_LANES_LIMIT_N)))
+        long_smooth = b.and_(b.icmp_signed("==", b.srem(n, i64(vlen)), i64(0)),
+                             b.icmp_signed(">", n, i64(_LANES_MAX_N)))
+        lanes = b.and_(lanes, b.or_(b.not_(long_smooth), b.icmp_signed("==", idist, i64(1))))
+        flags = b.or_(i64(FLAG_FORWARD if forward else 0), b.select(lanes, i64(FLAG_LANES), i64(0)))
+        run = _declare(ectx.module, plan_names(precision_of(cdtype))["exec"], I32,
+                       [PTR, PTR, PTR] + [I64] * 5 + [I32, ft])
+        s = b.gep(src, [b.mul(b.mul(lo, idist), i64(2))], source_etype=ft)
+        d = b.gep(dst, [b.mul(b.mul(lo, odist), i64(2))], source_etype=ft)
+        rc = b.call(run, [plan, s, d, cnt, istride, idist, ostride, odist, b.trunc(flags, I32), scale])
+        with b.if_then(b.icmp_signed("!=", rc, L.Constant(I32, 0))):
+            b.store(i64(1), b.gep(args, [i64(6)], source_etype=I64))
+    b.ret_void()
+    return fn
