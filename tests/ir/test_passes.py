@@ -133,6 +133,28 @@ def test_or_true_is_true():
     assert names == ["constant", "return"]
 
 
+@pytest.mark.parametrize("dtype", [D.float64, D.float32, D.complex128, D.int64])
+def test_square_becomes_a_product(dtype):
+    """x ** 2 is x * x (numpy's own `**2`), with the same interpreter results."""
+    f, names = run_pass("canonicalize,dce", [TensorType(dtype, (3,))], lambda b, x: b.pow(x, const(b, 2, dtype)))
+    assert names == ["mul", "return"]
+    mul = f.body.ops[0]
+    assert mul.operands[0] is f.args[0] and mul.operands[1] is f.args[0]
+
+
+@pytest.mark.parametrize("dtype", [D.float64, D.float32])
+def test_half_and_minus_one_powers_of_real_floats(dtype):
+    for e, name in ((0.5, "sqrt"), (-1.0, "reciprocal")):
+        _, names = run_pass("canonicalize,dce", [TensorType(dtype, (3,))], lambda b, x: b.pow(x, const(b, e, dtype)))
+        assert names == [name, "return"]
+
+
+def test_other_powers_stay_powers():
+    for dtype, e in ((D.float64, 3.0), (D.complex128, 0.5), (D.int64, 3)):
+        _, names = run_pass("canonicalize,dce", [TensorType(dtype, (3,))], lambda b, x: b.pow(x, const(b, e, dtype)))
+        assert "pow" in names, (dtype, e)
+
+
 def test_commutative_operands_put_constants_last():
     f, names = run_pass("canonicalize", [F64x3], lambda b, x: b.mul(const(b, 2.0, D.float64), x))
     mul = f.body.ops[1]
