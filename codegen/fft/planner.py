@@ -45,6 +45,7 @@ F64 = L.DoubleType()
 I1 = L.IntType(1)
 MAX_FACTORS = 64
 META_BYTES = 128
+HUGE_PAGE, HUGE_BLOCK, MADV_HUGEPAGE = 2 << 20, 4 << 20, 14  # Linux's transparent huge pages
 FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIELD_KERN = range(8)
 
 
@@ -108,6 +109,7 @@ def _declare(mod: L.Module, name: str, ret, args) -> L.Function:
 class _Planner:
     def __init__(self, mod: L.Module, precision: str, ft: L.Type, vlen: int, c2c: L.Function):
         self.mod, self.ft, self.vlen, self.c2c = mod, ft, vlen, c2c
+        self.linux = "linux" in (mod.triple or "")
         self.names = plan_names(precision)
         self.tsize = 4 if precision == "f32" else 8
         self.aligned_alloc = _declare(mod, "aligned_alloc", PTR, [I64, I64])
@@ -120,6 +122,25 @@ class _Planner:
         time (a misaligned scratch costs up to 40%), and tables start on cache lines."""
         size = b.and_(b.add(args[0], i64(63)), i64(-64))
         return b.call(self.aligned_alloc, [i64(64), size])
+
+    def malloc_table(self, b: L.IRBuilder, size):
+        """A plan block: from HUGE_BLOCK bytes on (Linux), 2 MiB aligned and advised to use huge
+        pages, since first touching 16 MiB of twiddles (2^20) in 4 KiB pages costs more than
+        computing them; elsewhere as `malloc`."""
+        if not self.linux:
+            return self.malloc(b, [size])
+        slot = b.alloca(PTR)
+        with b.if_else(b.icmp_signed(">=", size, i64(HUGE_BLOCK))) as (big, small):
+            with big:
+                rounded = b.and_(b.add(size, i64(HUGE_PAGE - 1)), i64(-HUGE_PAGE))
+                p = b.call(self.aligned_alloc, [i64(HUGE_PAGE), rounded])
+                with b.if_then(b.icmp_unsigned("!=", p, L.Constant(PTR, None))):
+                    madvise = _declare(self.mod, "madvise", I32, [PTR, I64, I32])
+                    b.call(madvise, [p, rounded, L.Constant(I32, MADV_HUGEPAGE)])  # a hint: failure is fine
+                b.store(p, slot)
+            with small:
+                b.store(self.malloc(b, [size]), slot)
+        return b.load(slot, typ=PTR)
 
     def emit(self) -> None:
         self.factorize = self._factorize()
@@ -345,7 +366,7 @@ class _Planner:
         chirp_off = b.add(tw_off, round64(b.mul(v.get(ntw), i64(csize))))
         kern_off = b.add(chirp_off, b.select(blue, round64(b.mul(n, i64(csize))), i64(0)))
         total = b.add(kern_off, b.select(blue, round64(b.mul(n2, i64(csize))), i64(0)))
-        plan = self.malloc(b, [total])
+        plan = self.malloc_table(b, total)
         with b.if_then(b.icmp_unsigned("==", plan, null)):
             b.ret(null)
         for k, val in ((FIELD_N, n), (FIELD_BLUE, b.zext(blue, I64)), (FIELD_REFS, i64(1)), (FIELD_N2, n2),
