@@ -145,7 +145,7 @@ class TracedArray:
         if method != "__call__":
             raise GraphBreak(f"np.{ufunc.__name__}.{method} is not supported in compiled code "
                              f"(at {user_frame_summary()})")
-        return frontend.translate(self.tracer, ufunc, *inputs, **kwargs)
+        return frontend.translate(self.tracer, ufunc, *self.tracer.sizes_as_exprs(inputs), **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         return frontend.translate(self.tracer, func, *args, **kwargs)
@@ -195,7 +195,7 @@ def _operator(name: str, reflected: bool = False):
     key = f"r{name}" if reflected else name
 
     def method(self, *args):
-        return frontend.translate_operator(self.tracer, key, self, *args)
+        return frontend.translate_operator(self.tracer, key, self, *self.tracer.sizes_as_exprs(args))
 
     method.__name__ = f"__{key}__"
     return method
@@ -254,6 +254,14 @@ class CaptureTracer:
         n = self.graph.call_function(operator.getitem, (node, i))
         n.meta["val"] = meta
         return TracedArray(n, meta, self)
+
+    def sizes_as_exprs(self, args: tuple) -> tuple:
+        """Operands as the front end takes them: a SymInt (`x * x.shape[0]`) becomes its sympy
+        expression, which the front end treats as a weak Python int known at run time."""
+        if self.dyn is None:
+            return args
+        return tuple(self.dyn.expr_of(a) if hasattr(a, "node") and not isinstance(a, TracedArray) else a
+                     for a in args)
 
     def _attr_arg(self, v):
         """Attributes are plain data: SymInts from user code become their sympy expressions."""

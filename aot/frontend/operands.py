@@ -29,6 +29,12 @@ def is_python_scalar(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
+def is_size_expr(x: Any) -> bool:
+    """A symbolic size in user arithmetic (`x * x.shape[0]`, `len(x)`): an int known at run time,
+    weak like a Python int."""
+    return hasattr(x, "free_symbols") and not isinstance(x, (np.ndarray, np.generic))
+
+
 def to_dtype(dt: Any, what: str = "dtype") -> DType:
     """An ir DType from anything numpy accepts as a dtype; TypeError naming `what` otherwise."""
     try:
@@ -45,6 +51,8 @@ def np_dtype_arg(em: Emitter, x: Any) -> Any:
         return np.dtype(bool)  # bool is the lowest kind: weak and strong bool promote alike
     if is_python_scalar(x):
         return type(x)
+    if is_size_expr(x):
+        return int if x.is_integer else float
     return np.asarray(x).dtype
 
 
@@ -56,6 +64,8 @@ def result_dtype(em: Emitter, *xs: Any) -> DType:
             args.append(abstract_of(x).dtype)
         elif is_python_scalar(x):
             args.append(x)
+        elif is_size_expr(x):
+            args.append(0 if x.is_integer else 0.0)  # a weak Python int or float
         else:
             args.append(np.asarray(x).dtype)
     return irdt.result_type(*args)
@@ -73,7 +83,15 @@ def _scalar_in(value: Any, dtype: DType) -> Any:
 
 
 def constant(em: Emitter, value: Any, dtype: DType | None = None):
-    """A `constant` op for a Python scalar or a numpy array (dtype defaults to numpy's)."""
+    """A `constant` op for a Python scalar or a numpy array (dtype defaults to numpy's); a size
+    expression becomes a 0-d `full` computed at run time."""
+    if is_size_expr(value):
+        dtype = dtype or (irdt.int64 if value.is_integer else irdt.float64)
+        if dtype.is_bool:
+            return em.emit("not_equal", [constant(em, value), constant(em, 0)], {})
+        if value.is_integer:
+            return em.emit("full", [], {"shape": (), "value": value, "dtype": dtype})
+        return cast(em, _size_arithmetic(em, value), dtype)
     if is_python_scalar(value):
         dtype = dtype or to_dtype(np.asarray(value).dtype, "constant")
         return em.emit("constant", [], {"value": _scalar_in(value, dtype), "dtype": dtype})
@@ -83,6 +101,26 @@ def constant(em: Emitter, value: Any, dtype: DType | None = None):
     if arr.ndim == 0:
         return em.emit("constant", [], {"value": arr.item(), "dtype": dtype})
     return em.emit("constant", [], {"value": arr, "dtype": dtype})
+
+
+def _size_arithmetic(em: Emitter, expr: Any):
+    """A float64 value computing a non-integer expression of sizes (`1.0 / (n * m)`): integer
+    subexpressions come from the sizes at run time, the rest is float arithmetic."""
+    if expr.is_integer:
+        return em.emit("full", [], {"shape": (), "value": expr, "dtype": irdt.float64})
+    if expr.is_Number:
+        return constant(em, float(expr), irdt.float64)
+    args = [_size_arithmetic(em, a) for a in expr.args]
+    if expr.is_Add or expr.is_Mul:
+        out = args[0]
+        for a in args[1:]:
+            out = em.emit("add" if expr.is_Add else "mul", [out, a], {})
+        return out
+    if expr.is_Pow:
+        if expr.exp == -1:
+            return em.emit("div", [constant(em, 1.0, irdt.float64), args[0]], {})
+        return em.emit("pow", args, {})
+    raise UnsupportedError(f"the size expression {expr} cannot be computed in compiled code")
 
 
 def cast(em: Emitter, v: Any, dtype: DType):
