@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "CodegenOptions": "codegen.entry",
+    "CodegenOptions": "codegen.options",
     "Target": "codegen.targets",
     "host_target": "codegen.targets",
     "named_target": "codegen.targets",

@@ -26,6 +26,7 @@ from ir.symbols import is_static
 from ir.types import TensorType
 
 from .kernels.parallel import parallel_for
+from .options import CodegenOptions, library_threads_symbol  # noqa: F401  (re-exported)
 from .llvm.loops import alloca, i64
 from .llvm.types import I32, I64, PTR
 from .targets.base import Target
@@ -34,26 +35,6 @@ log = logging.getLogger(__name__)
 
 
 STATUS = {1: "out of memory allocating an intermediate buffer", 2: "index out of range"}
-
-
-@dataclass(frozen=True)
-class CodegenOptions:
-    """num_threads: workers for large kernels (1: serial). parallel_threshold: elements of work
-    below which a kernel runs on the calling thread. library: the name of the shared library
-    being built ("" in the JIT); then the thread count is read at run time from the i64 global
-    `library_threads_symbol(library)` (initialised to num_threads, set by the C wrapper from
-    AOT_NUM_THREADS and NAME_set_num_threads), and the pool's workers are joined when the
-    library is unloaded. Build-time choices (e.g. split reductions' chunk count) keep num_threads,
-    so results do not depend on the run-time count."""
-
-    num_threads: int = 1
-    parallel_threshold: int = 65536
-    library: str = ""
-
-
-def library_threads_symbol(library: str) -> str:
-    """The library's thread-count global (defined by codegen, written by runtime/abi_wrapper.py)."""
-    return f"{library}__aot_num_threads"
 
 
 @dataclass

@@ -167,7 +167,12 @@ def load_module(module: ir.Module, options: dict, facts=None):
 
 
 def _load_fft_kernels(func: ir.Func) -> None:
-    """Load the FFT kernels a graph calls, so that their symbols resolve when its object loads."""
+    """Load the FFT kernels a graph calls, so that their symbols resolve when its object loads
+    (graphs without FFTs skip the imports: a disk-cache hit then needs no code generator)."""
+    from ir.structural import FFT_KINDS
+
+    if not any(op.name in FFT_KINDS or op.name == "kernel.fft" for op in func.walk()):
+        return
     from codegen.graph_fft import kernel_precisions
 
     from ..fft._native import kernels
