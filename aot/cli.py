@@ -176,7 +176,19 @@ def cmd_inspect(ns) -> int:
     print(f"target:      {lib.target}")
     print(f"elf:         {hdr.bits}-bit {hdr.type}, {hdr.machine}")
     print(f"needed:      {', '.join(needed_libraries(path))}")
+    glibc = _newest_glibc(path)
+    if glibc:
+        print(f"glibc:       >= {glibc}")
     return 0
+
+
+def _newest_glibc(path: Path) -> str:
+    """The newest GLIBC_x.y symbol version the library needs ('' when none)."""
+    from runtime.elf import read_version_needs
+
+    versions = [tuple(int(p) for p in v.removeprefix("GLIBC_").split("."))
+                for vs in read_version_needs(path).values() for v in vs if v.startswith("GLIBC_")]
+    return ".".join(map(str, max(versions))) if versions else ""
 
 
 def _inspect_object(path: Path, hdr) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -46,6 +48,8 @@ def test_compile_then_inspect(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "signature:   (f64[N,K], f64[K,3]) -> (f64[N,3])" in r.stdout
     assert "abi version: 1" in r.stdout and "target:" in r.stdout
+    if platform.libc_ver()[0] == "glibc":
+        assert re.search(r"glibc:       >= 2\.\d+\n", r.stdout), r.stdout
     header = (tmp_path / "matmul.h").read_text()
     assert "1 <= N <= 4096" in header and "1 <= K\n" in header
 
