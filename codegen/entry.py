@@ -34,7 +34,9 @@ from .targets.base import Target
 log = logging.getLogger(__name__)
 
 
-STATUS = {1: "out of memory allocating an intermediate buffer", 2: "index out of range"}
+STATUS = {1: "out of memory allocating an intermediate buffer", 2: "index out of range",
+          3: "Integers to negative integer powers are not allowed."}
+STATUS_NEGATIVE_POWER = 3
 
 
 @dataclass

@@ -16,8 +16,8 @@ from ir.opdef import MissingRule
 from ir.symbols import is_static
 from ir.types import ScalarType, TensorType
 
-from .entry import Desc, EntryCtx, contiguous_strides, emit_sym_expr, entry_rule
-from .kernels.common import OperandInfo, broadcast_flags
+from .entry import STATUS_NEGATIVE_POWER, Desc, EntryCtx, contiguous_strides, emit_sym_expr, entry_rule
+from .kernels.common import OperandInfo, broadcast_flags, reports_errors
 from .kernels.elementwise import emit_elementwise
 from .kernels.reduce import emit_reduce
 from .llvm.cast import convert
@@ -45,7 +45,13 @@ def run_elementwise(ectx: EntryCtx, shape: tuple, block, ins: list[Desc], outs: 
         lead = len(kshape) - d.rank
         slots += [i64(0) if info.bcast[k] or rank0 else d.strides[k - lead] for k in range(len(kshape))]
     vlen = kern_vlen(ectx, block, ins + outs)
-    ectx.call_kernel(kern, slots, ectx.numel(dims), vlen)
+    if not reports_errors(block):
+        ectx.call_kernel(kern, slots, ectx.numel(dims), vlen)
+        return
+    ectx.call_kernel(kern, slots + [i64(0)], ectx.numel(dims), vlen)
+    b = ectx.builder
+    err = b.load(b.gep(ectx.last_args, [i64(len(slots))], source_etype=I64), typ=I64)
+    ectx.fail_if(b.icmp_signed("!=", err, i64(0)), STATUS_NEGATIVE_POWER)
 
 
 def kern_vlen(ectx: EntryCtx, block, descs) -> int:

@@ -13,15 +13,21 @@ import numpy as np
 
 from .buffers import ARRAY_LAYOUT, ENTRY_TYPE, TRAMPOLINE_TYPE, ArgPacker, ArgSpec, Signature, function_at
 
-__all__ = ["ArgSpec", "JitFunction", "NativeError", "Signature", "default_num_threads", "load"]
+__all__ = ["ArgSpec", "JitFunction", "NativeError", "NativeValueError", "Signature", "default_num_threads", "load"]
 
 
 class NativeError(RuntimeError):
     """Generated code returned a non-zero status."""
 
 
+class NativeValueError(NativeError, ValueError):
+    """Generated code found an input numpy rejects with ValueError (e.g. a negative integer power)."""
+
+
 # status codes of the entry ABI (codegen/entry.py STATUS)
-_STATUS = {1: "out of memory allocating an intermediate buffer", 2: "index out of range"}
+_STATUS = {1: "out of memory allocating an intermediate buffer", 2: "index out of range",
+           3: "Integers to negative integer powers are not allowed."}
+_VALUE_ERRORS = (3,)  # raised as numpy raises them
 
 
 def default_num_threads() -> int:
@@ -91,6 +97,8 @@ class JitFunction:
         return self._call_general(args)
 
     def _fail(self, rc: int):
+        if rc in _VALUE_ERRORS:  # numpy's own message: the symbol name means nothing to the caller
+            raise NativeValueError(_STATUS[rc])
         raise NativeError(f"{self.signature.name}: {_STATUS.get(rc, f'native error code {rc}')}")
 
     def _call_general(self, args):

@@ -41,7 +41,8 @@ SHORT_TO_NUMPY = {short: np_name for np_name, (short, _, _) in DTYPES.items()}
 # return codes (also in every header, as AOT_STATUS_*)
 STATUS = {
     0: ("OK", "success"),
-    1: ("INVALID_ARGUMENT", "bad argument count, NULL pointer, rank, dtype, device, or byte offset"),
+    1: ("INVALID_ARGUMENT",
+        "bad argument count, NULL pointer, rank, dtype, device or byte offset, or a value numpy rejects"),
     2: ("SHAPE_MISMATCH", "a size disagrees with the signature, a range constraint or a guard"),
     3: ("OUT_OF_MEMORY", "an intermediate buffer could not be allocated"),
     4: ("INDEX_OUT_OF_RANGE", "an index read from an input is out of range"),

@@ -275,9 +275,10 @@ def _run(spec: LibrarySpec) -> str:
     ]
     lines += [f"  aot_pack(&inputs[{i}], numel[{i}], &data[{i}], &m);" for i in range(n_in)]
     lines += [f"  aot_pack(&outputs[{j}], numel[{n_in + j}], &data[{n_in + j}], &m);" for j in range(n_out)]
-    oom, idx, internal = (
+    oom, idx, bad, internal = (
         STATUS_CODE["OUT_OF_MEMORY"],
         STATUS_CODE["INDEX_OUT_OF_RANGE"],
+        STATUS_CODE["INVALID_ARGUMENT"],
         STATUS_CODE["INTERNAL"],
     )
     lines += [
@@ -286,6 +287,7 @@ def _run(spec: LibrarySpec) -> str:
         "  case 0: return 0;",
         f'  case 1: return aot_fail({oom}, "{spec.name}: out of memory allocating an intermediate buffer");',
         f'  case 2: return aot_fail({idx}, "{spec.name}: an index is out of range");',
+        f'  case 3: return aot_fail({bad}, "{spec.name}: integers to negative integer powers are not allowed");',
         f'  default: return aot_fail({internal}, "{spec.name}: generated code returned status %d", (int)rc);',
         "  }",
         "}",

@@ -72,7 +72,14 @@ class ArgBlock:
 
 
 def arg_block_size(n_operands: int, rank: int) -> int:
+    """Slots of an elementwise kernel's argument block (plus one error slot when it reports)."""
     return n_operands + rank + n_operands * rank
+
+
+def reports_errors(block) -> bool:
+    """Whether a kernel body can hit an error numpy raises for (an integer power with a negative
+    exponent): its kernel then gets an error slot after the usual arguments."""
+    return any(op.name == "pow" and op.results[0].type.dtype.is_int for op in block.ops)
 
 
 def emit_body(ctx: LowerCtx, block, values: list) -> list:

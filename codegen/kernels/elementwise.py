@@ -26,7 +26,7 @@ from ..llvm.loops import (
 )
 from ..llvm.types import I64
 from ..targets.base import Target
-from .common import ArgBlock, OperandInfo, emit_body, max_element_bits, new_kernel
+from .common import ArgBlock, OperandInfo, arg_block_size, emit_body, max_element_bits, new_kernel, reports_errors
 
 
 def emit_elementwise(
@@ -49,8 +49,11 @@ def emit_elementwise(
     infos = inputs + outputs
     ab = ArgBlock(b, args, shape, infos)
     vlen = target.vector_len(max_element_bits(block, [i.dtype for i in infos]))
-    sctx = LowerCtx(module, b, target, 1, helpers)
-    vctx = LowerCtx(module, b, target, vlen, helpers) if vlen > 1 and shape[-1] != 1 else None
+    err = None
+    if reports_errors(block):
+        err = b.gep(args, [i64(arg_block_size(len(infos), len(shape)))], source_etype=I64)
+    sctx = LowerCtx(module, b, target, 1, helpers, err)
+    vctx = LowerCtx(module, b, target, vlen, helpers, err) if vlen > 1 and shape[-1] != 1 else None
     r = len(shape)
     last = ab.dims[-1]
 

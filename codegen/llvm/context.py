@@ -26,6 +26,7 @@ class LowerCtx:
     target: Target
     vlen: int = 1
     _helpers: dict = field(default_factory=dict)
+    error_slot: L.Value | None = None  # i64* that rules set to 1 on a numpy error (None: no path)
 
     # --- constants and types -----------------------------------------------------------------
     def ty(self, dt: DType) -> L.Type:

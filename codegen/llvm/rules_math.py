@@ -130,12 +130,25 @@ def _pow(ctx: LowerCtx, op, a, b):
     if dt.is_bool:
         return ctx.builder.or_(a, ctx.builder.xor(b, ctx.const(dt, 1)))  # numpy: x**0 == 1
     fn = ctx.helper(("ipow", dt.name), lambda c: _build_ipow(c, dt))
+    if ctx.error_slot is not None:  # numpy raises for a negative integer exponent
+        _report_if_any(ctx, ctx.builder.icmp_signed("<", b, ctx.const(dt, 0)))
     return ctx.per_lane(fn, [a, b])
 
 
+def _report_if_any(ctx: LowerCtx, cond) -> None:
+    """Set the kernel's error slot when `cond` (i1 or a vector of i1) holds in any lane."""
+    f = ctx.builder
+    if isinstance(cond.type, L.VectorType):
+        n = cond.type.count
+        reduce_or = ctx.function(f"llvm.vector.reduce.or.v{n}i1", L.IntType(1), [cond.type])
+        cond = f.call(reduce_or, [cond])
+    with f.if_then(cond, likely=False):
+        f.store(L.Constant(L.IntType(64), 1), ctx.error_slot)
+
+
 def _build_ipow(ctx: LowerCtx, dt: DType) -> L.Function:
-    """Integer power by squaring (wrapping); a negative exponent gives 0 (numpy raises instead;
-    the front end rejects it where it can see it)."""
+    """Integer power by squaring (wrapping); a negative exponent gives 0 here, and kernels that
+    have an error slot report it (numpy raises; the front end rejects constant ones)."""
     t = L.IntType(dt.bits)
     fn = L.Function(ctx.module, L.FunctionType(t, [t, t]), name=f"aot.ipow.{dt.name}")
     fn.linkage = "internal"

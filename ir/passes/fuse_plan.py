@@ -155,6 +155,13 @@ class FusionPlan:
             self._cost[op] = cost
         return self._cost[op]
 
+    def _may_raise(self, op: Operation) -> bool:
+        """Whether computing `op` (with its inlined producers) can hit an error numpy raises for:
+        an integer power, whose negative exponents elementwise kernels report."""
+        if op.name == "pow" and op.result.type.dtype.is_int:
+            return True
+        return any(p in self.inline and self._may_raise(p) for p in map(self._producer, op.operands) if p)
+
     def _kernel_readers(self, v: Value) -> list[Operation] | None:
         """Kernel ops reading `v` (through broadcast views); None if anything else reads it."""
         out: list[Operation] = []
@@ -176,6 +183,8 @@ class FusionPlan:
         readers = self._kernel_readers(op.result)
         if readers is None:
             return False  # returned, or read by an opaque op or a strided view: it must exist in memory
+        if any(is_reduction(r) for r in readers) and self._may_raise(op):
+            return False  # reduction bodies have no error path: compute it in an elementwise kernel
         cost = self.cone_cost(op)
         shape = op.result.type.shape
         wider = [r for r in readers if not same_shape(iteration_shape(r), shape)]

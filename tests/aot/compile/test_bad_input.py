@@ -98,6 +98,36 @@ def test_integer_to_negative_constant_power_raises_like_numpy():
     assert_same(aot.compile(lambda a: (-2) ** a)(x), (-2) ** x)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda a, b: a ** b + 1,  # an elementwise kernel
+    lambda a, b: (a ** b).sum(),  # the power stays out of the reduction's body
+    lambda a, b: (a ** b * 2).max(axis=0),
+], ids=["elementwise", "sum", "max"])
+def test_integer_to_negative_runtime_power_raises_like_numpy(fn):
+    a = np.arange(12, dtype=np.int64).reshape(3, 4)
+    b = np.arange(12, dtype=np.int64).reshape(3, 4) % 3
+    f = aot.compile(fn)
+    assert_same(f(a, b), fn(a, b))
+    b[2, 1] = -1
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        fn(a, b)
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        f(a, b)
+
+
+def test_negative_runtime_power_on_threads_and_in_a_library(tmp_path):
+    n = 1 << 20
+    a, b = np.arange(n) % 5, np.ones(n, np.int64)
+    b[n - 3] = -2
+    f = aot.compile(lambda a, b: a ** b)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        f(a, b)
+    lib = aot.aot_load(aot.aot_compile(lambda a, b: a ** b, (a[:8], b[:8]), path=tmp_path / "ipow.so"))
+    np.testing.assert_array_equal(lib(a[:8], np.abs(b[:8])), a[:8] ** np.abs(b[:8]))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        lib(a[n - 8:], b[n - 8:])
+
+
 def test_integer_overflow_wraps_like_numpy():
     x = np.array([2**62, -2**63, 2**63 - 1, 3], np.int64)
     f = aot.compile(lambda a: (a * a + 1, a - 1, -a, np.abs(a), a.sum(), a.prod()))
