@@ -26,9 +26,9 @@ from ir.symbols import is_static
 from ir.types import TensorType
 
 from .kernels.parallel import parallel_for
-from .options import CodegenOptions, library_threads_symbol  # noqa: F401  (re-exported)
 from .llvm.loops import alloca, i64
 from .llvm.types import I32, I64, PTR
+from .options import CodegenOptions, library_threads_symbol
 from .targets.base import Target
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,15 @@ from ..llvm.loops import (
 )
 from ..llvm.types import I64
 from ..targets.base import Target
-from .common import ArgBlock, OperandInfo, arg_block_size, emit_body, max_element_bits, new_kernel, reports_errors
+from .common import (
+    ArgBlock,
+    OperandInfo,
+    arg_block_size,
+    emit_body,
+    max_element_bits,
+    new_kernel,
+    reports_errors,
+)
 
 
 def emit_elementwise(
