@@ -35,8 +35,8 @@ log = logging.getLogger(__name__)
 
 
 STATUS = {1: "out of memory allocating an intermediate buffer", 2: "index out of range",
-          3: "Integers to negative integer powers are not allowed."}
-STATUS_NEGATIVE_POWER = 3
+          3: "Integers to negative integer powers are not allowed.", 4: "division by zero"}
+STATUS_NEGATIVE_POWER, STATUS_ZERO_DIVISION = 3, 4
 
 
 @dataclass
@@ -220,10 +220,7 @@ def emit_sym_expr(ectx: EntryCtx, expr) -> L.Value:
             ) from None
     if isinstance(expr, sp.floor):  # floor(n/d): numerator and denominator are integer expressions
         num, den = sp.together(expr.args[0]).as_numer_denom()
-        n, d = emit_sym_expr(ectx, num), emit_sym_expr(ectx, den)
-        q = b.sdiv(n, d)
-        fix = b.and_(b.icmp_signed("!=", b.mul(q, d), n), b.icmp_signed("<", b.xor(n, d), i64(0)))
-        return b.sub(q, b.zext(fix, I64))
+        return floor_divide(ectx, emit_sym_expr(ectx, num), emit_sym_expr(ectx, den))[0]
     args = [emit_sym_expr(ectx, a) for a in expr.args]
     if isinstance(expr, sp.Add):
         return _fold(b.add, args)
@@ -236,16 +233,23 @@ def emit_sym_expr(ectx: EntryCtx, expr) -> L.Value:
     if isinstance(expr, sp.Min):
         return _fold(lambda x, y: b.select(b.icmp_signed("<", x, y), x, y), args)
     if isinstance(expr, sp.Mod):
-        r = b.srem(args[0], args[1])
-        return b.select(b.icmp_signed("<", r, i64(0)), b.add(r, args[1]), r)
+        return floor_divide(ectx, *args)[1]
     if type(expr).__name__ == "FloorDiv":
-        q = b.sdiv(args[0], args[1])
-        fix = b.and_(
-            b.icmp_signed("!=", b.mul(q, args[1]), args[0]),
-            b.icmp_signed("<", b.xor(args[0], args[1]), i64(0)),
-        )
-        return b.sub(q, b.zext(fix, I64))
+        return floor_divide(ectx, *args)[0]
     raise ValueError(f"cannot emit size expression {expr} ({type(expr).__name__})")
+
+
+def floor_divide(ectx: EntryCtx, n: L.Value, d: L.Value) -> tuple[L.Value, L.Value]:
+    """Python's (n // d, n % d) on i64: the remainder takes the divisor's sign. A zero divisor
+    leaves the entry with STATUS_ZERO_DIVISION (sdiv would trap: SIGFPE), as Python raises."""
+    b = ectx.builder
+    ectx.fail_if(b.icmp_signed("==", d, i64(0)), STATUS_ZERO_DIVISION)
+    minus_one = b.icmp_signed("==", d, i64(-1))  # INT64_MIN // -1 traps too; n // -1 is -n
+    safe = b.select(minus_one, i64(1), d)
+    q, r = b.sdiv(n, safe), b.srem(n, safe)
+    fix = b.and_(b.icmp_signed("!=", r, i64(0)), b.icmp_signed("<", b.xor(r, safe), i64(0)))
+    q, r = b.sub(q, b.zext(fix, I64)), b.select(fix, b.add(r, safe), r)
+    return b.select(minus_one, b.sub(i64(0), n), q), b.select(minus_one, i64(0), r)
 
 
 def _fold(f, args):

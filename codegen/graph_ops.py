@@ -11,12 +11,20 @@ import numpy as np
 from llvmlite import ir as L
 
 from ir.core import Block, Operation
-from ir.dtypes import int64
+from ir.dtypes import float64, int64
 from ir.opdef import MissingRule
-from ir.symbols import is_static
+from ir.symbols import exact_ratio, is_static, size_is_int
 from ir.types import ScalarType, TensorType
 
-from .entry import STATUS_NEGATIVE_POWER, Desc, EntryCtx, contiguous_strides, emit_sym_expr, entry_rule
+from .entry import (
+    STATUS_NEGATIVE_POWER,
+    STATUS_ZERO_DIVISION,
+    Desc,
+    EntryCtx,
+    contiguous_strides,
+    emit_sym_expr,
+    entry_rule,
+)
 from .kernels.common import OperandInfo, broadcast_flags, reports_errors
 from .kernels.elementwise import emit_elementwise
 from .kernels.reduce import emit_reduce
@@ -412,11 +420,23 @@ def _full(ectx: EntryCtx, op, *ins, out):
 
 
 def _fill_size(ectx: EntryCtx, o: Desc, expr) -> None:
-    """Store the run-time value of a size expression into a 0-d tensor."""
+    """Store the run-time value of a size expression into a 0-d tensor: an integer one, or the
+    true quotient of two (one rounding, as Python's int / int; a zero divisor fails the entry
+    with STATUS_ZERO_DIVISION, as Python raises ZeroDivisionError)."""
     if o.rank != 0:
         raise MissingRule("llvm", f"full with the symbolic value {expr} and rank {o.rank} (only 0-d)")
-    ctx = LowerCtx(ectx.module, ectx.builder, ectx.target, 1, ectx.helpers)
-    store_scalar(ctx, o.dtype, o.data, convert(ctx, emit_sym_expr(ectx, expr), int64, o.dtype))
+    b = ectx.builder
+    ctx = LowerCtx(ectx.module, b, ectx.target, 1, ectx.helpers)
+    if size_is_int(expr):
+        store_scalar(ctx, o.dtype, o.data, convert(ctx, emit_sym_expr(ectx, expr), int64, o.dtype))
+        return
+    ratio = exact_ratio(expr)
+    if ratio is None:
+        raise MissingRule("llvm", f"full with the non-rational size value {expr}")
+    num, den = (emit_sym_expr(ectx, e) for e in ratio)
+    ectx.fail_if(b.icmp_signed("==", den, i64(0)), STATUS_ZERO_DIVISION)
+    q = b.fdiv(b.sitofp(num, L.DoubleType()), b.sitofp(den, L.DoubleType()))
+    store_scalar(ctx, o.dtype, o.data, convert(ctx, q, float64, o.dtype))
 
 
 @entry_rule("iota")

@@ -94,3 +94,28 @@ class SymbolInfo:
     lower: int = 0
     upper: int | None = None  # None = unbounded
     hint: int | None = None
+
+
+def size_is_int(expr) -> bool:
+    """Whether a size expression is integer-valued by construction (sympy's own assumptions stay
+    unknown for e.g. Mod(n, n - 5)); a float constant anywhere makes it a float."""
+    if isinstance(expr, int) or expr.is_Integer or (expr.is_Symbol and expr.is_integer):
+        return True
+    if expr.is_Number:
+        return False
+    name = type(expr).__name__
+    if name in ("Add", "Mul", "Mod", "FloorDiv", "floor", "ceiling", "Max", "Min"):
+        return all(size_is_int(a) for a in expr.args) or name in ("floor", "ceiling")
+    if name == "Pow":
+        return size_is_int(expr.base) and expr.exp.is_Integer and int(expr.exp) >= 0
+    return bool(expr.is_integer)
+
+
+def exact_ratio(expr):
+    """(numerator, denominator) integer expressions whose true quotient is `expr` (a size
+    expression such as n/3, 1.0/(n*m) or floor(n/2)/n), or None when `expr` involves other
+    floats. Dividing the two as doubles rounds once, as Python's int / int does."""
+    sp = sympy()
+    whole = {f: sp.Integer(int(f)) for f in expr.atoms(sp.Float) if float(f).is_integer()}  # 1.0, x**-1.0
+    num, den = sp.fraction(sp.together(expr.xreplace(whole) if whole else expr))
+    return (num, den) if num.is_integer and den.is_integer else None

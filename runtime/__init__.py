@@ -24,10 +24,15 @@ class NativeValueError(NativeError, ValueError):
     """Generated code found an input numpy rejects with ValueError (e.g. a negative integer power)."""
 
 
+class NativeZeroDivisionError(NativeError, ZeroDivisionError):
+    """A size expression of the compiled code divided by a size that is zero at run time."""
+
+
+_PYTHON_ERRORS = {3: NativeValueError, 4: NativeZeroDivisionError}  # raised as Python/numpy raise them
+
 # status codes of the entry ABI (codegen/entry.py STATUS)
 _STATUS = {1: "out of memory allocating an intermediate buffer", 2: "index out of range",
-           3: "Integers to negative integer powers are not allowed."}
-_VALUE_ERRORS = (3,)  # raised as numpy raises them
+           3: "Integers to negative integer powers are not allowed.", 4: "division by zero"}
 
 
 def default_num_threads() -> int:
@@ -97,8 +102,8 @@ class JitFunction:
         return self._call_general(args)
 
     def _fail(self, rc: int):
-        if rc in _VALUE_ERRORS:  # numpy's own message: the symbol name means nothing to the caller
-            raise NativeValueError(_STATUS[rc])
+        if rc in _PYTHON_ERRORS:  # Python's and numpy's own messages: the symbol name means nothing here
+            raise _PYTHON_ERRORS[rc](_STATUS[rc])
         raise NativeError(f"{self.signature.name}: {_STATUS.get(rc, f'native error code {rc}')}")
 
     def _call_general(self, args):

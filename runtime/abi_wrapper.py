@@ -40,12 +40,16 @@ static int aot_fail(int code, const char *fmt, ...) {{
   return code;
 }}
 
-/* Python's floor division and modulo, as sympy means them in size expressions */
+/* Python's floor division and modulo, as sympy means them in size expressions. A zero divisor
+   gives 0 here instead of trapping; the entry itself then fails with status 4. */
 static inline int64_t aot_floordiv(int64_t a, int64_t b) {{
+  if (b == 0) return 0;
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
   int64_t q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
 }}
 static inline int64_t aot_mod(int64_t a, int64_t b) {{
+  if (b == 0 || b == -1) return 0;
   int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }}
@@ -288,6 +292,7 @@ def _run(spec: LibrarySpec) -> str:
         f'  case 1: return aot_fail({oom}, "{spec.name}: out of memory allocating an intermediate buffer");',
         f'  case 2: return aot_fail({idx}, "{spec.name}: an index is out of range");',
         f'  case 3: return aot_fail({bad}, "{spec.name}: integers to negative integer powers are not allowed");',
+        f'  case 4: return aot_fail({bad}, "{spec.name}: a size expression divides by zero");',
         f'  default: return aot_fail({internal}, "{spec.name}: generated code returned status %d", (int)rc);',
         "  }",
         "}",

@@ -148,7 +148,9 @@ class TracedArray:
         return frontend.translate(self.tracer, ufunc, *self.tracer.sizes_as_exprs(inputs), **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return frontend.translate(self.tracer, func, *args, **kwargs)
+        t = self.tracer
+        kwargs = dict(zip(kwargs, t.sizes_as_exprs(tuple(kwargs.values())), strict=True))
+        return frontend.translate(t, func, *t.sizes_as_exprs(args), **kwargs)
 
     def __aot_function__(self, func, args, kwargs):
         """aot.nn.functional / aot.fft calls (see aot.fx._overrides)."""
@@ -260,8 +262,21 @@ class CaptureTracer:
         expression, which the front end treats as a weak Python int known at run time."""
         if self.dyn is None:
             return args
-        return tuple(self.dyn.expr_of(a) if hasattr(a, "node") and not isinstance(a, TracedArray) else a
+        return tuple(self._size_expr(a) if hasattr(a, "node") and not isinstance(a, TracedArray) else a
                      for a in args)
+
+    def _size_expr(self, a):
+        """The sympy expression of a SymInt/SymFloat, its Python type visible to the front end
+        (ir.symbols.size_is_int): a float that sympy simplified to an integer (2*n/2) keeps a
+        float factor."""
+        expr = self.dyn.expr_of(a)
+        if isinstance(expr, int) or not hasattr(expr, "is_integer"):
+            return expr
+        from ir.symbols import size_is_int, sympy
+
+        if type(a).__name__ == "SymFloat" and size_is_int(expr):
+            return sympy().Float(1.0) * expr
+        return expr
 
     def _attr_arg(self, v):
         """Attributes are plain data: SymInts from user code become their sympy expressions."""

@@ -8,6 +8,7 @@ import numpy as np
 
 from ir import dtypes as irdt
 from ir.dtypes import DType
+from ir.symbols import exact_ratio, size_is_int
 
 from .emitter import Emitter, abstract_of
 
@@ -52,7 +53,7 @@ def np_dtype_arg(em: Emitter, x: Any) -> Any:
     if is_python_scalar(x):
         return type(x)
     if is_size_expr(x):
-        return int if x.is_integer else float
+        return int if size_is_int(x) else float
     return np.asarray(x).dtype
 
 
@@ -65,7 +66,7 @@ def result_dtype(em: Emitter, *xs: Any) -> DType:
         elif is_python_scalar(x):
             args.append(x)
         elif is_size_expr(x):
-            args.append(0 if x.is_integer else 0.0)  # a weak Python int or float
+            args.append(0 if size_is_int(x) else 0.0)  # a weak Python int or float
         else:
             args.append(np.asarray(x).dtype)
     return irdt.result_type(*args)
@@ -86,11 +87,13 @@ def constant(em: Emitter, value: Any, dtype: DType | None = None):
     """A `constant` op for a Python scalar or a numpy array (dtype defaults to numpy's); a size
     expression becomes a 0-d `full` computed at run time."""
     if is_size_expr(value):
-        dtype = dtype or (irdt.int64 if value.is_integer else irdt.float64)
+        integer = size_is_int(value)
+        dtype = dtype or (irdt.int64 if integer else irdt.float64)
         if dtype.is_bool:
             return em.emit("not_equal", [constant(em, value), constant(em, 0)], {})
-        if value.is_integer:
-            return em.emit("full", [], {"shape": (), "value": value, "dtype": dtype})
+        if integer or exact_ratio(value) is not None:  # computed (and checked) at run time
+            full_dtype = dtype if integer or not dtype.is_int else irdt.float64
+            return cast(em, em.emit("full", [], {"shape": (), "value": value, "dtype": full_dtype}), dtype)
         return cast(em, _size_arithmetic(em, value), dtype)
     if is_python_scalar(value):
         dtype = dtype or to_dtype(np.asarray(value).dtype, "constant")
@@ -104,9 +107,10 @@ def constant(em: Emitter, value: Any, dtype: DType | None = None):
 
 
 def _size_arithmetic(em: Emitter, expr: Any):
-    """A float64 value computing a non-integer expression of sizes (`1.0 / (n * m)`): integer
-    subexpressions come from the sizes at run time, the rest is float arithmetic."""
-    if expr.is_integer:
+    """A float64 value computing an expression of sizes with float constants (`0.5 * n + 1`):
+    integer subexpressions come from the sizes at run time, the rest is float arithmetic (sympy
+    may have regrouped the user's terms, so the last bit can differ from Python's)."""
+    if size_is_int(expr):
         return em.emit("full", [], {"shape": (), "value": expr, "dtype": irdt.float64})
     if expr.is_Number:
         return constant(em, float(expr), irdt.float64)

@@ -101,6 +101,11 @@ def _function(mod: L.Module, name: str, ret, args: list, internal: bool = True):
     return fn, b, _Vars(b, entry.branch(b.block))
 
 
+def _square_le(b: L.IRBuilder, p, n):
+    """p * p <= n for 0 < p, without overflowing i64 (p <= n / p)."""
+    return b.icmp_signed("<=", p, b.sdiv(n, p))
+
+
 def _declare(mod: L.Module, name: str, ret, args) -> L.Function:
     fn = mod.globals.get(name)
     return fn if fn is not None else L.Function(mod, L.FunctionType(ret, args), name=name)
@@ -174,7 +179,7 @@ class _Planner:
         with while_loop(b, divides(i64(2)), "twos"):
             v.set(two, b.mul(v.get(two), i64(2)))
             v.set(n, b.sdiv(v.get(n), i64(2)))
-        with while_loop(b, lambda: b.icmp_signed("<=", b.mul(v.get(p), v.get(p)), v.get(n)), "odd"):
+        with while_loop(b, lambda: _square_le(b, v.get(p), v.get(n)), "odd"):
             with while_loop(b, lambda: divides(v.get(p))(), "odd.div"):
                 push(v.get(p))
                 v.set(n, b.sdiv(v.get(n), v.get(p)))
@@ -204,7 +209,7 @@ class _Planner:
 
         strip(i64(4), lambda d: _f(2.0))
         strip(i64(2), lambda d: _f(2.0))
-        with while_loop(b, lambda: b.icmp_signed("<=", b.mul(v.get(x), v.get(x)), v.get(m)), "odd"):
+        with while_loop(b, lambda: _square_le(b, v.get(x), v.get(m)), "odd"):
             strip(v.get(x), weight)
             v.set(x, b.add(v.get(x), i64(2)))
         with b.if_then(b.icmp_signed(">", v.get(m), i64(1))):
@@ -250,7 +255,7 @@ class _Planner:
         m, lpf, p = v.new(n), v.new(2), v.new(3)
         with while_loop(b, lambda: b.icmp_signed("==", b.srem(v.get(m), i64(2)), i64(0)), "twos"):
             v.set(m, b.sdiv(v.get(m), i64(2)))
-        with while_loop(b, lambda: b.icmp_signed("<=", b.mul(v.get(p), v.get(p)), v.get(m)), "odd"):
+        with while_loop(b, lambda: _square_le(b, v.get(p), v.get(m)), "odd"):
             with while_loop(b, lambda: b.icmp_signed("==", b.srem(v.get(m), v.get(p)), i64(0)), "div"):
                 v.set(lpf, v.get(p))
                 v.set(m, b.sdiv(v.get(m), v.get(p)))
@@ -258,7 +263,7 @@ class _Planner:
         last = v.get(m)
         v.set(lpf, b.select(b.icmp_signed(">", last, i64(1)), last, v.get(lpf)))
         lp = v.get(lpf)
-        direct = b.or_(b.icmp_signed("<", n, i64(50)), b.icmp_signed("<=", b.mul(lp, lp), n))
+        direct = b.or_(b.icmp_signed("<", n, i64(50)), _square_le(b, lp, n))
         with b.if_then(direct):
             b.ret(L.Constant(I1, 0))
         n2 = b.call(self.good, [b.sub(b.mul(n, i64(2)), i64(1))])
@@ -492,10 +497,11 @@ class _Planner:
             b.ret(L.Constant(I32, 0))
         n = b.load(self._field(b, plan, FIELD_N), typ=I64)
         chirp, kern = self._at(b, plan, FIELD_CHIRP), self._at(b, plan, FIELD_KERN)
-        buf = self.malloc(b, [b.mul(n2, i64(6 * self.tsize))])  # n2 complex + 4*n2 scratch
+        lead = b.and_(b.add(b.mul(n2, i64(2 * self.tsize)), i64(63)), i64(-64))  # n2 complex, whole lines
+        buf = self.malloc(b, [b.add(lead, b.mul(n2, i64(4 * self.tsize)))])  # then 4*n2 of scratch
         with b.if_then(b.icmp_unsigned("==", buf, null)):
             b.ret(L.Constant(I32, 1))
-        scratch = b.gep(buf, [b.mul(n2, i64(2))], source_etype=ft)
+        scratch = b.gep(buf, [lead], source_etype=L.IntType(8))
         fwd = b.icmp_signed("!=", b.and_(flags, L.Constant(I32, 1)), L.Constant(I32, 0))
         one, zero = L.Constant(ft, 1.0), L.Constant(ft, 0.0)
 
@@ -560,12 +566,11 @@ class _Planner:
 
         acquire()
         cur = b.load(pslot, typ=PTR)
-        hit = b.and_(b.icmp_unsigned("!=", cur, null),
-                     b.icmp_signed("==", b.load(self._field(b, cur, FIELD_N), typ=I64), n))
-        with b.if_then(hit):
-            b.atomic_rmw("add", self._field(b, cur, FIELD_REFS), i64(1), "acq_rel")
-            unlock()
-            b.ret(cur)
+        with b.if_then(b.icmp_unsigned("!=", cur, null)):  # noqa: SIM117  (branch first: never load through null)
+            with b.if_then(b.icmp_signed("==", b.load(self._field(b, cur, FIELD_N), typ=I64), n)):
+                b.atomic_rmw("add", self._field(b, cur, FIELD_REFS), i64(1), "acq_rel")
+                unlock()
+                b.ret(cur)
         unlock()
         fresh = b.call(self.make, [n])  # built outside the lock: it may take milliseconds
         with b.if_then(b.icmp_unsigned("==", fresh, null)):

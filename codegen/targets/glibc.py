@@ -3,7 +3,8 @@
 Linking on a new glibc binds each libc/libm reference to its newest version (pthread_create@2.34,
 exp@2.29, ...), so a library built here would refuse to load on an older distribution although
 the old versions of those functions do the same job (pthread moved into libc in 2.34; exp/log/
-pow lost their SVID error wrapper in 2.29, same results). `.symver` directives in the module's
+pow/hypot lost their SVID error wrapper in 2.29-2.35, same results; memcpy@2.14 only stopped
+copying backwards). `.symver` directives in the module's
 own assembly bind the references to the baseline versions of the target's ABI instead; what
 remains is libmvec (glibc 2.22), which the vectorised transcendentals need.
 """
@@ -14,8 +15,8 @@ import platform
 # the first glibc version of each architecture's ABI
 BASELINE = {"x86_64": "GLIBC_2.2.5", "aarch64": "GLIBC_2.17"}
 # functions whose default version on a current glibc is newer than the baseline
-PINNED = ("pthread_create", "pthread_join", "pthread_detach", "exp", "exp2", "log", "log2", "pow",
-          "expf", "exp2f", "logf", "log2f", "powf")
+PINNED = ("pthread_create", "pthread_join", "pthread_detach", "memcpy", "exp", "exp2", "log", "log2",
+          "pow", "hypot", "lgamma", "expf", "exp2f", "exp10f", "logf", "log2f", "powf", "hypotf", "lgammaf")
 
 
 def baseline_version(triple: str) -> str | None:

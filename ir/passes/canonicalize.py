@@ -7,7 +7,7 @@ bit-for-bit under IEEE semantics: `x + c` drops c only when c is -0.0 for floats
 (complex products with 0-imaginary parts turn inf into nan), and `x * 0` only for ints and bools.
 Commutative ops get their constant operand last, so the rows only look to the right.
 
-Scalar powers 2, 0.5 and -1 become numpy's fast paths (mul, sqrt, reciprocal). Structural rows: involutions (neg, logical_not, conj), layout ops that are no-ops at their own
+Scalar powers 2, 0.5 and -1 of real arrays become numpy's fast paths (mul, sqrt, reciprocal). Structural rows: involutions (neg, logical_not, conj), layout ops that are no-ops at their own
 type, chains of reshape-like ops, double transposes, and casts through a wider dtype and back.
 """
 from __future__ import annotations
@@ -146,23 +146,24 @@ class RightIdentity(Pattern):
 
 
 class ScalarPower(Pattern):
-    """numpy's fast paths for a scalar exponent, to the bit: x ** 2 == x * x (any numeric dtype;
-    complex power by an integer 2 is a product too), and for real floats x ** 0.5 ==
-    sqrt(x) (-0.0 stays -0.0, -inf gives nan) and x ** -1 == reciprocal(x) (correctly rounded).
-    The rewritten forms also vectorise where a pow call costs ~5-10x."""
+    """numpy's fast paths for a scalar exponent, to the bit, on real dtypes: x ** 2 == x * x (a
+    correctly rounded pow gives the same), and for float arrays of rank >= 1 x ** 0.5 ==
+    sqrt(x) (-0.0 stays -0.0, -inf gives nan) and x ** -1 == reciprocal(x). Not for rank 0
+    (numpy scalars compute pow), nor complex (numpy special-cases zero bases). The rewritten
+    forms also vectorise where a pow call costs ~5-10x."""
 
     root = "pow"
 
     def match_and_rewrite(self, op, rewriter):
         x, c = op.operands
         value = constant_value(c)
-        dt = op.result.type.dtype
-        if value is None or value.size != 1 or not _same_type(op):
+        t = op.result.type
+        if value is None or value.size != 1 or t.dtype.is_complex or not _same_type(op):
             return False
-        e = complex(value.reshape(()))
+        e = float(value.reshape(()))
         if e == 2:
             new = rewriter.create_before(op, "mul", [x, x], {})
-        elif dt.is_float and e in (0.5, -1):
+        elif t.dtype.is_float and e in (0.5, -1) and len(t.shape) > 0:
             new = rewriter.create_before(op, "sqrt" if e == 0.5 else "reciprocal", [x], {})
         else:
             return False

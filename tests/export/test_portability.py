@@ -18,7 +18,11 @@ def _version(tag: str) -> tuple[int, ...]:
 
 
 def threaded_transcendentals(x):
-    return np.exp(x) * np.log(x + 1.0) + np.power(x, 1.5) + np.sin(x)
+    return np.concatenate([np.exp(x) * np.log(x + 1.0) + np.power(x, 1.5) + np.sin(x), x[:5]])  # memcpy
+
+
+def complex_magnitude(x):
+    return np.abs(x[:1] + 1j * x[1:2]) + 1.0  # scalar hypot
 
 
 @pytest.mark.skipif(platform.machine() not in BASELINE or platform.libc_ver()[0] != "glibc",
@@ -30,6 +34,9 @@ def test_library_needs_no_recent_glibc(tmp_path):
     glibc = [v for vs in needs.values() for v in vs if v.startswith("GLIBC_")]
     assert glibc and max(_version(v) for v in glibc) <= (2, 22), needs
     np.testing.assert_allclose(aot.aot_load(path)(x), threaded_transcendentals(x), rtol=1e-13)
+    path = aot.aot_compile(complex_magnitude, (x[:8],), path=tmp_path / "hypot.so")
+    libm = read_version_needs(Path(path)).get("libm.so.6", [])
+    assert all(_version(v) <= (2, 22) for v in libm), libm
 
 
 def test_pins_only_for_native_glibc_targets():

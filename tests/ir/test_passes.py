@@ -133,7 +133,7 @@ def test_or_true_is_true():
     assert names == ["constant", "return"]
 
 
-@pytest.mark.parametrize("dtype", [D.float64, D.float32, D.complex128, D.int64])
+@pytest.mark.parametrize("dtype", [D.float64, D.float32, D.int64, D.int32])
 def test_square_becomes_a_product(dtype):
     """x ** 2 is x * x (numpy's own `**2`), with the same interpreter results."""
     f, names = run_pass("canonicalize,dce", [TensorType(dtype, (3,))], lambda b, x: b.pow(x, const(b, 2, dtype)))
@@ -145,14 +145,17 @@ def test_square_becomes_a_product(dtype):
 @pytest.mark.parametrize("dtype", [D.float64, D.float32])
 def test_half_and_minus_one_powers_of_real_floats(dtype):
     for e, name in ((0.5, "sqrt"), (-1.0, "reciprocal")):
-        _, names = run_pass("canonicalize,dce", [TensorType(dtype, (3,))], lambda b, x: b.pow(x, const(b, e, dtype)))
+        _, names = run_pass("canonicalize,dce", [TensorType(dtype, (3,))],
+                            lambda b, x, e=e: b.pow(x, const(b, e, dtype)))
         assert names == [name, "return"]
 
 
 def test_other_powers_stay_powers():
-    for dtype, e in ((D.float64, 3.0), (D.complex128, 0.5), (D.int64, 3)):
-        _, names = run_pass("canonicalize,dce", [TensorType(dtype, (3,))], lambda b, x: b.pow(x, const(b, e, dtype)))
-        assert "pow" in names, (dtype, e)
+    for dtype, e, shape in ((D.float64, 3.0, (3,)), (D.complex128, 2, (3,)), (D.complex128, 0.5, (3,)),
+                            (D.int64, 3, (3,)), (D.float64, 0.5, ()), (D.float64, -1.0, ())):
+        _, names = run_pass("canonicalize,dce", [TensorType(dtype, shape)],
+                            lambda b, x, e=e, dtype=dtype: b.pow(x, const(b, e, dtype)))
+        assert "pow" in names, (dtype, e, shape)
 
 
 def test_commutative_operands_put_constants_last():

@@ -53,3 +53,37 @@ def test_export_and_library(tmp_path):
         x = np.random.default_rng(n).random(n)
         np.testing.assert_allclose(ep.module()(x), fn(x), rtol=1e-13)
         np.testing.assert_allclose(lib(x), fn(x), rtol=1e-13)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x * (x.shape[0] / 3),  # int / int: one rounding, as Python
+    lambda x: x * (2 * x.shape[0] / 2),  # a float that sympy simplifies to an integer stays float
+    lambda x: x + 1.0 / (x.shape[0] * (x.shape[0] + 2)),
+    lambda x: x + (x.shape[0] // 2) / x.shape[0],
+    lambda x: x + x.shape[0] % -3 + x.shape[0] // -2,  # Python's floor semantics
+    lambda x: np.clip(x, 0, x.shape[0] // 2),
+    lambda x: np.where(x > 3, x, x.shape[0]),
+    lambda x: np.zeros(x.shape[0]) + np.arange(x.shape[0]) * x,
+], ids=["ratio", "float-int", "reciprocal", "floor-ratio", "negative-divisor", "clip", "where", "creation"])
+def test_size_expressions_bit_for_bit(fn):
+    f = aot.compile(fn, dynamic=True)
+    for n in (4, 7, 9):
+        x = np.arange(1, n + 1, dtype=np.int32)
+        got, want = f(x), fn(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x + x.shape[0] // (x.shape[0] - 5),
+    lambda x: x * (1.0 / (x.shape[0] - 5)),
+    lambda x: x + x.shape[0] % (x.shape[0] - 5),
+], ids=["floordiv", "truediv", "mod"])
+def test_division_by_a_zero_size_raises(fn):
+    """Python raises ZeroDivisionError; the generated code must not trap (SIGFPE) or return inf."""
+    f = aot.compile(fn, dynamic=True)
+    np.testing.assert_array_equal(f(np.arange(7.0)), fn(np.arange(7.0)))
+    with pytest.raises(ZeroDivisionError):
+        fn(np.arange(5.0))
+    with pytest.raises(ZeroDivisionError):
+        f(np.arange(5.0))
