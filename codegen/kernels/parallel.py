@@ -31,6 +31,7 @@ from llvmlite import ir as L
 
 from ..llvm.loops import for_range, i64
 from ..llvm.types import I32, I64, PTR, VOID
+from ..llvm.unload import on_unload
 from .common import KERNEL_TYPE
 
 PARALLEL_FOR = "aot.parallel_for"
@@ -49,7 +50,7 @@ def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:
         return fn
     pool = _Pool(module)
     if join_at_unload:
-        _add_destructor(module, pool.shutdown)
+        on_unload(module, pool.shutdown)
     fn = L.Function(module, L.FunctionType(VOID, [PTR, PTR, I64, I64, I64]), name=PARALLEL_FOR)
     fn.linkage = "internal"
     kern, args, total, nthreads, align = fn.args
@@ -250,15 +251,6 @@ class _Pool:
             b.store(L.Constant(I32, 0), self.started)
         b.ret_void()
         return fn
-
-
-def _add_destructor(module: L.Module, fn: L.Function) -> None:
-    """Append `fn` to llvm.global_dtors (run by dlclose() before unmapping, and at exit)."""
-    entry_t = L.LiteralStructType([I32, PTR, PTR])
-    entry = L.Constant(entry_t, [L.Constant(I32, 65535), fn, L.Constant(PTR, None)])
-    dtors = L.GlobalVariable(module, L.ArrayType(entry_t, 1), name="llvm.global_dtors")
-    dtors.linkage = "appending"
-    dtors.initializer = L.Constant(L.ArrayType(entry_t, 1), [entry])
 
 
 def _clamp(b: L.IRBuilder, v, lo: int, hi: int):
