@@ -106,8 +106,8 @@ def size_is_int(expr) -> bool:
     name = type(expr).__name__
     if name in ("Add", "Mul", "Mod", "FloorDiv", "floor", "ceiling", "Max", "Min"):
         return all(size_is_int(a) for a in expr.args) or name in ("floor", "ceiling")
-    if name == "Pow":
-        return size_is_int(expr.base) and expr.exp.is_Integer and int(expr.exp) >= 0
+    if name == "Pow":  # an integer to a non-negative integer power (2**n too)
+        return size_is_int(expr.base) and bool(expr.exp.is_integer) and bool(expr.exp.is_nonnegative)
     return bool(expr.is_integer)
 
 
@@ -119,3 +119,20 @@ def exact_ratio(expr):
     whole = {f: sp.Integer(int(f)) for f in expr.atoms(sp.Float) if float(f).is_integer()}  # 1.0, x**-1.0
     num, den = sp.fraction(sp.together(expr.xreplace(whole) if whole else expr))
     return (num, den) if num.is_integer and den.is_integer else None
+
+
+_INT_NODES = ("Add", "Mul", "Max", "Min", "Mod", "FloorDiv", "floor")  # codegen.entry.emit_sym_expr's
+
+
+def int_emittable(expr) -> bool:
+    """Whether generated code can compute the integer size expression `expr` (the node kinds of
+    codegen.entry.emit_sym_expr; powers only with constant exponents)."""
+    if isinstance(expr, int) or expr.is_Integer or expr.is_Symbol:
+        return True
+    name = type(expr).__name__
+    if name == "Pow":
+        return expr.exp.is_Integer and int(expr.exp) >= 0 and int_emittable(expr.base)
+    if name == "floor":  # floor(n/d) of integer n and d
+        num, den = sympy().together(expr.args[0]).as_numer_denom()
+        return int_emittable(num) and int_emittable(den)
+    return name in _INT_NODES and all(int_emittable(a) for a in expr.args)

@@ -269,12 +269,17 @@ class CaptureTracer:
         """The sympy expression of a SymInt/SymFloat, its Python type visible to the front end
         (ir.symbols.size_is_int): a float that sympy simplified to an integer (2*n/2) keeps a
         float factor."""
+        kind = type(a).__name__
+        if kind == "SymBool":
+            return bool(a)  # guarded to its value, as `if n > 3:` is
         expr = self.dyn.expr_of(a)
         if isinstance(expr, int) or not hasattr(expr, "is_integer"):
             return expr
-        from ir.symbols import size_is_int, sympy
+        from ir.symbols import int_emittable, size_is_int, sympy
 
-        if type(a).__name__ == "SymFloat" and size_is_int(expr):
+        if size_is_int(expr) and not int_emittable(expr):  # e.g. 2**n: specialised (guarded) instead
+            return int(a) if kind == "SymInt" else float(a)
+        if kind == "SymFloat" and size_is_int(expr):
             return sympy().Float(1.0) * expr
         return expr
 

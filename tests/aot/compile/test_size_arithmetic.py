@@ -87,3 +87,16 @@ def test_division_by_a_zero_size_raises(fn):
         fn(np.arange(5.0))
     with pytest.raises(ZeroDivisionError):
         f(np.arange(5.0))
+
+
+def test_sizes_generated_code_cannot_compute_are_specialised():
+    """2**n is guarded to its value (one entry per n); a comparison of sizes is guarded like
+    `if n > 3:`; both give numpy's results."""
+    for fn, compiles in ((lambda x: x + 2 ** x.shape[0], 3), (lambda x: x * (x.shape[0] > 3), 2)):
+        f = aot.compile(fn, dynamic=True)
+        for n in (3, 5, 6):
+            x = np.arange(float(n))
+            got, want = f(x), fn(x)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+        assert f.cache_info()["compiles"] == compiles
