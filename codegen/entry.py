@@ -236,7 +236,8 @@ def emit_sym_expr(ectx: EntryCtx, expr) -> L.Value:
         return floor_divide(ectx, *args)[1]
     if type(expr).__name__ == "FloorDiv":
         return floor_divide(ectx, *args)[0]
-    raise ValueError(f"cannot emit size expression {expr} ({type(expr).__name__})")
+    raise ValueError(f"cannot emit size expression {expr} ({type(expr).__name__}); the front end "
+                     "specialises what ir.symbols.int_emittable rejects")
 
 
 def floor_divide(ectx: EntryCtx, n: L.Value, d: L.Value) -> tuple[L.Value, L.Value]:

@@ -15,9 +15,10 @@ runs on a plan the kernel module builds at run time and caches per call site
 (truncated or padded at run time).
 
 Real transforms of even length n run a complex transform of length n/2 plus the real pre/post
-pass of codegen/fft/real.py (as aot/fft/_real.py); odd lengths (and Bluestein half lengths) go
-through the full complex transform: rfft keeps the first n//2 + 1 outputs, irfft builds the
-Hermitian extension of its input and keeps the real part.
+pass of codegen/fft/real.py (as aot/fft/_real.py), the pass split over the entry's threads by
+rows; odd lengths, Bluestein half lengths and run-time lengths go through the full complex
+transform: rfft keeps the first n//2 + 1 outputs, irfft builds the Hermitian extension of its
+input and keeps the real part.
 """
 
 from __future__ import annotations

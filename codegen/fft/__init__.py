@@ -1,7 +1,8 @@
 """FFT kernels generated as LLVM IR (pocketfft's structure): plans are data, code is per precision.
 
 `plan.make_cplan(n, dtype)` factorises n and computes the twiddle tables; `module.emit_module`
-emits the radix passes, the plan interpreter and the C-ABI entries (module.py, real.py).
+emits the radix passes, the plan interpreter and the C-ABI entries (module.py, real.py), and the
+same planning in native code for lengths known only at run time (planner.py).
 """
 from __future__ import annotations
 
