@@ -16,9 +16,10 @@ runs on a plan the kernel module builds at run time and caches per call site
 
 Real transforms of even length n run a complex transform of length n/2 plus the real pre/post
 pass of codegen/fft/real.py (as aot/fft/_real.py), the pass split over the entry's threads by
-rows; odd lengths, Bluestein half lengths and run-time lengths go through the full complex
-transform: rfft keeps the first n//2 + 1 outputs, irfft builds the Hermitian extension of its
-input and keeps the real part.
+rows (a run-time length picks this path when it is even, with the pass's table computed by the
+kernel module); odd lengths and Bluestein half lengths go through the full complex transform:
+rfft keeps the first n//2 + 1 outputs, irfft builds the Hermitian extension of its input and
+keeps the real part.
 """
 
 from __future__ import annotations
@@ -373,11 +374,26 @@ def _rfft(ectx: EntryCtx, op, x, out):
     o = _out(ectx, op, out)
     if _half_length(n):
         _rfft_half(ectx, x, o, axis, _keep(m, n), n, scale)
-        return [o]
-    work = _load_work(ectx, x, axis, n, _keep(m, n), cdtype)
+    elif not is_static(n):  # a run-time length: the half-length path when it is even
+        with ectx.builder.if_else(_is_even(ectx, n)) as (even, odd):
+            with even:
+                _rfft_half(ectx, x, o, axis, _keep(m, n), n, scale)
+            with odd:
+                _rfft_full(ectx, x, o, axis, _keep(m, n), n, scale, cdtype)
+    else:
+        _rfft_full(ectx, x, o, axis, _keep(m, n), n, scale, cdtype)
+    return [o]
+
+
+def _rfft_full(ectx: EntryCtx, x, o, axis: int, keep, n, scale, cdtype) -> None:
+    work = _load_work(ectx, x, axis, n, keep, cdtype)
     res = _transform(ectx, work, n, True, scale)
     _copy_out(ectx, _last(ectx, res, 0, n // 2 + 1), o, axis)
-    return [o]
+
+
+def _is_even(ectx: EntryCtx, n):
+    b = ectx.builder
+    return b.icmp_signed("==", b.and_(ectx.dim(n), i64(1)), i64(0))
 
 
 @entry_rule("irfft")
@@ -391,7 +407,18 @@ def _irfft(ectx: EntryCtx, op, x, out):
     o = _out(ectx, op, out)
     if _half_length(n):
         _irfft_half(ectx, x, o, axis, _keep(m, n // 2 + 1), n, scale)
-        return [o]
+    elif not is_static(n):  # a run-time length: the half-length path when it is even
+        with ectx.builder.if_else(_is_even(ectx, n)) as (even, odd):
+            with even:
+                _irfft_half(ectx, x, o, axis, _keep(m, n // 2 + 1), n, scale)
+            with odd:
+                _irfft_full(ectx, x, o, axis, m, n, scale, cdtype)
+    else:
+        _irfft_full(ectx, x, o, axis, m, n, scale, cdtype)
+    return [o]
+
+
+def _irfft_full(ectx: EntryCtx, x, o, axis: int, m, n, scale, cdtype) -> None:
     work = _load_work(ectx, x, axis, n, _keep(m, n // 2 + 1), cdtype)
     mirror = (n - 1) // 2  # X_{n-j} = conj(X_j), j = 1 .. (n-1)//2
     if not is_static(mirror) or mirror > 0:
@@ -400,26 +427,34 @@ def _irfft(ectx: EntryCtx, op, x, out):
                    lambda emit, v: emit("conj", [v], cdtype))
     res = _transform(ectx, work, n, False, scale)
     _copy_out(ectx, res, o, axis)
-    return [o]
 
 
 # --- real transforms of even length: a half-length c2c plus the real pass (aot/fft/_real.py) -------
 def _half_length(n) -> bool:
-    """Whether a real transform runs on the half-length complex one (static even n; a run-time
-    length takes the full complex transform)."""
+    """Whether a real transform of static length runs on the half-length complex one (a run-time
+    length decides when it runs: even lengths do)."""
     return is_static(n) and n % 2 == 0 and not use_bluestein(n // 2)
 
 
-def _real_view(ectx: EntryCtx, d: Desc, n: int) -> Desc:
+def _real_view(ectx: EntryCtx, d: Desc, n) -> Desc:
     """The C-contiguous complex buffer `d` (batch..., k) as reals (batch..., n), n <= 2k."""
     b = ectx.builder
-    return Desc(d.dtype.real_dtype, d.data, d.shape[:-1] + [i64(n)],
+    return Desc(d.dtype.real_dtype, d.data, d.shape[:-1] + [ectx.dim(n)],
                 [b.mul(s, i64(2)) for s in d.strides[:-1]] + [i64(1)], d.static_shape[:-1] + (n,))
 
 
-def _half_roots(ectx: EntryCtx, n: int, cdtype) -> L.GlobalVariable:
-    """w^k = exp(-2 pi i k/n), k < n/2: the table of the real passes."""
-    return _global(ectx, "fft_rw", unit_roots(-np.arange(n // 2, dtype=np.int64), n).astype(cdtype.numpy))
+def _half_roots(ectx: EntryCtx, n, cdtype):
+    """w^k = exp(-2 pi i k/n), k < n/2: the table of the real passes (a constant for a static n,
+    computed by the kernel module's planner for a run-time one)."""
+    if is_static(n):
+        return _global(ectx, "fft_rw", unit_roots(-np.arange(n // 2, dtype=np.int64), n).astype(cdtype.numpy))
+    from .fft.planner import plan_names
+
+    table = ectx.alloc(TensorType(cdtype, (n // 2,)))
+    roots = _declare(ectx.module, plan_names(precision_of(cdtype))["roots"], I32, [L.IntType(64), PTR])
+    rc = ectx.builder.call(roots, [ectx.dim(n), table.data])
+    ectx.fail_if(ectx.builder.icmp_signed("!=", rc, L.Constant(I32, 0)), 1)
+    return table.data
 
 
 def _ft(cdtype) -> L.Type:
@@ -460,15 +495,17 @@ def _rfft_half(ectx: EntryCtx, x: Desc, o: Desc, axis: int, keep: int, n: int, s
     cdtype, h = o.dtype, n // 2
     work, in_output = _work_or_output(ectx, o, axis, TensorType(cdtype, _batch_shape(x, axis) + (h + 1,)))
     reals = _real_view(ectx, work, n)
-    if not is_static(keep):
-        fill(ectx, reals, 0)
+    if not is_static(keep) or not is_static(n):
+        if _pads(keep, n):
+            fill(ectx, reals, 0)
     elif keep < n:
         fill(ectx, _last(ectx, reals, keep, n - keep), 0)
     if not is_static(keep) or keep > 0:
         _copy_in(ectx, x, lambda d: _last(ectx, _moved(d, axis), 0, keep), _last(ectx, reals, 0, keep))
     howmany = ectx.numel(work.shape[:-1])
-    _c2c(ectx, cdtype, h, work.data, work.data, howmany, (i64(1), i64(h + 1), i64(1), i64(h + 1)), True, 1.0)
-    _real_pass(ectx, "r2c", cdtype, h, scale, [work.data, i64(h + 1), _half_roots(ectx, n, cdtype)], howmany)
+    row = ectx.dim(h + 1)
+    _c2c(ectx, cdtype, h, work.data, work.data, howmany, (i64(1), row, i64(1), row), True, 1.0)
+    _real_pass(ectx, "r2c", cdtype, h, scale, [work.data, row, _half_roots(ectx, n, cdtype)], howmany)
     _to_output(ectx, work, o, axis, in_output)
 
 
@@ -479,29 +516,39 @@ def _irfft_half(ectx: EntryCtx, x: Desc, o: Desc, axis: int, keep: int, n: int, 
     spec = _load_work(ectx, x, axis, h + 1, keep, cdtype)
     z, in_output = _work_or_output(ectx, o, axis, TensorType(cdtype, spec.static_shape[:-1] + (h,)))
     howmany = ectx.numel(spec.shape[:-1])
-    _real_pass(ectx, "c2r", cdtype, h, 1.0, [spec.data, i64(h + 1), z.data, i64(h), _half_roots(ectx, n, cdtype)],
+    hh = ectx.dim(h)
+    _real_pass(ectx, "c2r", cdtype, h, 1.0, [spec.data, ectx.dim(h + 1), z.data, hh, _half_roots(ectx, n, cdtype)],
                howmany)
-    _c2c(ectx, cdtype, h, z.data, z.data, howmany, (i64(1), i64(h), i64(1), i64(h)), False, scale)
+    _c2c(ectx, cdtype, h, z.data, z.data, howmany, (i64(1), hh, i64(1), hh), False, scale)
     _to_output(ectx, _real_view(ectx, z, n), o, axis, in_output)
 
 
-def _real_pass(ectx: EntryCtx, which: str, cdtype, h: int, scale: float, slots: list, howmany) -> None:
+def _real_pass(ectx: EntryCtx, which: str, cdtype, h, scale, slots: list, howmany) -> None:
     """The r2c post pass (slots: rows, row distance, roots) or the c2r pre pass (slots: spectrum,
     its row distance, z, its row distance, roots) over `howmany` rows, split over the entry's
-    threads when large."""
-    key = ("fft_real", which, cdtype, h, scale)
+    threads when large; h and the scale (float or double value) are dims/values of the entry."""
+    key = ("fft_real", which, cdtype)
     if key not in ectx.helpers:
-        ectx.helpers[key] = _emit_real_chunk(ectx, which, cdtype, h, scale)
-    ectx.call_kernel(ectx.helpers[key], slots, howmany, 1, work=ectx.builder.mul(howmany, i64(h)))
+        ectx.helpers[key] = _emit_real_chunk(ectx, which, cdtype)
+    b = ectx.builder
+    if not isinstance(scale, L.Value):
+        scale = L.Constant(L.DoubleType(), float(scale))
+    hh = ectx.dim(h)
+    ectx.call_kernel(ectx.helpers[key], slots + [hh, b.bitcast(scale, L.IntType(64))], howmany, 1,
+                     work=b.mul(howmany, hh))
 
 
-def _emit_real_chunk(ectx: EntryCtx, which: str, cdtype, h: int, scale: float) -> L.Function:
-    """kernel(args, lo, hi): rows lo..hi of the real pass `which` (see _real_pass)."""
+def _emit_real_chunk(ectx: EntryCtx, which: str, cdtype) -> L.Function:
+    """kernel(args, lo, hi): rows lo..hi of the real pass `which` (see _real_pass; h and the
+    scale's double bits follow the pass's slots)."""
     ft, prec, I64 = _ft(cdtype), precision_of(cdtype), L.IntType(64)
     fn, b = new_kernel(ectx.module, ectx.kernel_name(f"fft_{which}"))
     args, lo, hi = fn.args
     nslots = 3 if which == "r2c" else 5
-    slot = [b.load(b.gep(args, [i64(k)], source_etype=I64), typ=I64) for k in range(nslots)]
+    slot = [b.load(b.gep(args, [i64(k)], source_etype=I64), typ=I64) for k in range(nslots + 2)]
+    h, scale = slot[nslots], b.bitcast(slot[nslots + 1], L.DoubleType())
+    if ft != L.DoubleType():
+        scale = b.fptrunc(scale, ft)
 
     def rows(k):  # the pointer in slot k advanced to row lo (its row distance is in slot k + 1)
         return b.gep(b.inttoptr(slot[k], PTR), [b.mul(b.mul(lo, slot[k + 1]), i64(2))], source_etype=ft)
@@ -509,9 +556,9 @@ def _emit_real_chunk(ectx: EntryCtx, which: str, cdtype, h: int, scale: float) -
     cnt = b.sub(hi, lo)
     if which == "r2c":
         post = _declare(ectx.module, r2c_name(prec), L.VoidType(), [PTR, I64, I64, I64, PTR, ft])
-        b.call(post, [rows(0), i64(h), cnt, slot[1], b.inttoptr(slot[2], PTR), L.Constant(ft, scale)])
+        b.call(post, [rows(0), h, cnt, slot[1], b.inttoptr(slot[2], PTR), scale])
     else:
         pre = _declare(ectx.module, c2r_name(prec), L.VoidType(), [PTR, I64, PTR, I64, I64, I64, PTR])
-        b.call(pre, [rows(0), slot[1], rows(2), slot[3], i64(h), cnt, b.inttoptr(slot[4], PTR)])
+        b.call(pre, [rows(0), slot[1], rows(2), slot[3], h, cnt, b.inttoptr(slot[4], PTR)])
     b.ret_void()
     return fn

@@ -154,7 +154,9 @@ class TracedArray:
 
     def __aot_function__(self, func, args, kwargs):
         """aot.nn.functional / aot.fft calls (see aot.fx._overrides)."""
-        return _library_translation(func)(self.tracer, *args, **kwargs)
+        t = self.tracer
+        kwargs = dict(zip(kwargs, t.sizes_as_exprs(tuple(kwargs.values())), strict=True))
+        return _library_translation(func)(t, *t.sizes_as_exprs(args), **kwargs)
 
     def __getitem__(self, index):
         return frontend.getitem(self.tracer, self, index)

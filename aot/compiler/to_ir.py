@@ -48,10 +48,24 @@ def graph_to_ir(gm, name: str = "main", module: ir.Module | None = None) -> ir.M
         opname = _op_name(n.target)
         if opname is None or opname not in ir.OPDEFS:
             raise LoweringError(f"node {n.format_node()}: target {n.target!r} is not a core op")
+        attrs = dict(n.kwargs) if dyn is None else {k: _canonical_attr(dyn, v) for k, v in n.kwargs.items()}
         try:
-            op = b.create(opname, [env[a] for a in n.args], dict(n.kwargs))
+            op = b.create(opname, [env[a] for a in n.args], attrs)
         except ir.OpError as e:
             where = f" (from {n.meta['loc']})" if n.meta.get("loc") else ""
             raise LoweringError(f"node {n.name} = {opname}{where}: {e}") from e
         env[n] = op.results[0] if len(op.results) == 1 else tuple(op.results)
     return m
+
+
+def _canonical_attr(dyn, v):
+    """An attribute with the ShapeEnv's final replacements applied: a size recorded in an
+    attribute (n=2*x.shape[0]) before a later guard specialised its symbol must follow it."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(_canonical_attr(dyn, x) for x in v)
+    if getattr(v, "free_symbols", None):
+        from ir.symbols import norm_dim
+
+        e = dyn.env.simplify(v)
+        return norm_dim(e) if getattr(e, "is_Integer", False) or e.free_symbols else e
+    return v

@@ -6,10 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from ir.symbols import norm_dim
+
 from .emitter import Emitter, abstract_of
 from .numpy_ufuncs import emit
-from .operands import index_arg, no_out, normalize_axis, to_value
-from .shapes import static_int
+from .operands import index_arg, is_size_expr, no_out, normalize_axis, to_value
+from .shapes import dim_le, static_int
 
 NORMS = (None, "backward", "ortho", "forward")
 
@@ -40,7 +42,11 @@ def fft1(em: Emitter, kind: str, x: Any, n: Any, axis: Any, norm: Any):
     """One 1-D transform: kind in fft, ifft, rfft, irfft."""
     x = to_value(em, x)
     ax = normalize_axis(axis, abstract_of(x).ndim)
-    if n is not None:  # a default length follows the axis, symbolic or not (plans are built at run time)
+    if n is not None and is_size_expr(n):  # n=x.shape[0]: a run-time length (plans are built at run time)
+        if not dim_le(1, n):
+            raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
+        n = norm_dim(n)
+    elif n is not None:  # a default length follows the axis, symbolic or not
         n = _n(static_int(n, f"the length n of np.fft.{kind}"))
     elif kind == "irfft" and abstract_of(x).shape[ax] == 1:
         raise ValueError("Invalid number of FFT data points (0) specified.")

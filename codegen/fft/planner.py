@@ -12,6 +12,8 @@ same Bluestein rule, so the kernels cannot tell the difference):
                                   int32_t flags, T scale)
         as aot_fft_c2c_{p} (same flags), direct or Bluestein; scratch is allocated here;
         returns 0, or 1 when out of memory.
+    int32_t aot_fft_plan_roots_{p}(int64_t n, T *out)
+        the table of the real passes: exp(-2 pi i k/n), k < n/2 (1 when out of memory).
     void *aot_fft_plan_get_{p}(void *slot, int64_t n) / void aot_fft_plan_release_{p}(void *plan)
         a one-entry cache per call site: `slot` is 16 zeroed bytes {spin lock, plan}; `get`
         returns the slot's plan when its length is n, else builds one and puts it there, with a
@@ -50,7 +52,7 @@ FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIE
 
 
 def plan_names(precision: str) -> dict[str, str]:
-    return {w: f"aot_fft_plan_{w}_{precision}" for w in ("make", "exec", "get", "release")}
+    return {w: f"aot_fft_plan_{w}_{precision}" for w in ("make", "exec", "get", "release", "roots")}
 
 
 def _f(v: float) -> L.Constant:
@@ -157,6 +159,7 @@ class _Planner:
         self.make = self._make()
         self._exec()
         self._get_release()
+        self._real_roots()
 
     # -- integer planning, as plan.py ------------------------------------------------------------
     def _factorize(self) -> L.Function:
@@ -539,6 +542,23 @@ class _Planner:
         b.call(self.free, [buf])
         b.ret(L.Constant(I32, 0))
         return fn
+
+    # -- the table of the real passes ------------------------------------------------------------
+    def _real_roots(self) -> None:
+        """i32 roots(n, T *out): out[k] = exp(-2 pi i k/n), k < n/2 (0, or 1 when out of memory)."""
+        fn, b, v = _function(self.mod, self.names["roots"], I32, [I64, PTR], internal=False)
+        n, out = fn.args
+        shift_slot = v.entry.alloca(I64)
+        tab = b.call(self.tables, [n, shift_slot])
+        with b.if_then(b.icmp_unsigned("==", tab, L.Constant(PTR, None))):
+            b.ret(L.Constant(I32, 1))
+        shift = b.load(shift_slot, typ=I64)
+        with for_range(b, 0, b.sdiv(n, i64(2)), name="k") as k:
+            m = b.select(b.icmp_signed("==", k, i64(0)), i64(0), b.sub(n, k))  # -k mod n
+            re, im = self._root_from(b, tab, shift, m)
+            self._store_c(b, out, k, re, im)
+        b.call(self.free, [tab])
+        b.ret(L.Constant(I32, 0))
 
     # -- the per-call-site cache -------------------------------------------------------------------
     def _get_release(self) -> None:
