@@ -86,6 +86,15 @@ def _scratch(nvalues: int, k) -> object:
     return scratch_entry(nvalues, k)[1]
 
 
+def _moveaxis(a: np.ndarray, axis: int, to: int) -> np.ndarray:
+    """np.moveaxis for one axis, free when nothing moves (np.moveaxis costs ~5 us a call, which
+    small transforms notice)."""
+    nd = a.ndim
+    if axis % nd == to % nd:
+        return a
+    return np.moveaxis(a, axis, to)
+
+
 def _aligned_empty(count: int, dtype) -> np.ndarray:
     """np.empty(count, dtype) starting on a 64-byte boundary: the kernels store to scratch a
     cache line at a time, and a misaligned scratch costs up to 40% (codegen/fft/module.py)."""
@@ -255,7 +264,7 @@ def _split(howmany: int, vlen: int, parts: int) -> list[tuple[int, int]]:
 
 def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward: bool, scale: float,
                   axis: int) -> None:
-    x = np.moveaxis(src, axis, -1)
+    x = _moveaxis(src, axis, -1)
     n, n2 = plan.n, plan.n2
     work = np.zeros(x.shape[:-1] + (n2,), plan.cdtype)
     if forward:
@@ -271,7 +280,7 @@ def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward
         np.conjugate(res, out=res)
     if scale != 1.0:
         res *= scale
-    np.copyto(np.moveaxis(dst, axis, -1), res)
+    np.copyto(_moveaxis(dst, axis, -1), res)
 
 
 def c2c(src: np.ndarray, dst: np.ndarray, axis: int, forward: bool, scale: float) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from codegen.fft.plan import unit_roots
 
-from ._exec import _PARALLEL_MIN_WORK, _pool, _precision, _ptr, c2c, kernels, num_threads
+from ._exec import _PARALLEL_MIN_WORK, _moveaxis, _pool, _precision, _ptr, c2c, kernels, num_threads
 
 
 @functools.lru_cache(maxsize=32)
@@ -54,8 +54,8 @@ def r2c(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
     res = np.empty(out_shape, cdt)
     if res.size == 0:
         return res
-    x = np.moveaxis(a, axis, -1)
-    rv = np.moveaxis(res, axis, -1)
+    x = _moveaxis(a, axis, -1)
+    rv = _moveaxis(res, axis, -1)
     if n % 2:
         z = _fit_last(x, n, cdt)
         full = np.empty(z.shape, cdt)
@@ -81,7 +81,7 @@ def r2c(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
 def c2r(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.ndarray:
     """scale * irfft(a, n) along axis; a complex."""
     cdt = np.result_type(rdt, 1j)
-    x = _fit_last(np.moveaxis(a, axis, -1), n // 2 + 1, cdt)
+    x = _fit_last(_moveaxis(a, axis, -1), n // 2 + 1, cdt)
     out_shape = a.shape[:axis] + (n,) + a.shape[axis + 1:]
     if x.size == 0 or np.prod(out_shape) == 0:
         return np.zeros(out_shape, rdt)
@@ -92,9 +92,9 @@ def c2r(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
         if hm:
             y[..., n - hm:] = np.conj(x[..., hm:0:-1])
         c2c(y, y, -1, False, 1.0)
-        res = np.moveaxis(np.empty(out_shape, rdt), axis, -1)
+        res = _moveaxis(np.empty(out_shape, rdt), axis, -1)
         np.multiply(y.real, scale, out=res)
-        return np.moveaxis(res, -1, axis)
+        return _moveaxis(res, -1, axis)
     h = n // 2
     x = np.ascontiguousarray(x)
     last = axis == a.ndim - 1
@@ -108,5 +108,5 @@ def c2r(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
     if last:
         return out
     res = np.empty(out_shape, rdt)
-    np.copyto(np.moveaxis(res, axis, -1), out)
+    np.copyto(_moveaxis(res, axis, -1), out)
     return res
