@@ -8,7 +8,8 @@ summed over the batch. pyfftw's planning time (FFTW_MEASURE) is reported separat
 included in its execution time; pyfftw is skipped when it is not installed.
 --overhead prints only the per-call overhead of small eager calls: the call's time against the
 kernel-only time (the same native call with the arguments prepared and the output allocated
-once), measured in alternating batches (medians), with numpy's time for the same call.
+once), measured in alternating batches (medians), with numpy's time for the same call; and small
+calls outside the fast path (odd lengths, padding, other axes, hfft) against numpy.
 """
 from __future__ import annotations
 
@@ -178,6 +179,34 @@ def overhead_rows(quick: bool = False) -> list[dict]:
     return rows
 
 
+# calls that take the general path (numpy's full argument semantics in Python): kwargs per case
+GENERAL_CASES = [
+    ("rfft odd n=1001", "rfft", (1001,), np.float64, {}),
+    ("rfft n=1001 padded to 2048", "rfft", (1001,), np.float64, {"n": 2048}),
+    ("rfft (64,32) axis 0", "rfft", (64, 32), np.float64, {"axis": 0}),
+    ("irfft odd n=1001", "irfft", (501,), np.complex128, {"n": 1001}),
+    ("hfft n=1024", "hfft", (1024,), np.complex128, {}),
+    ("ihfft n=1001", "ihfft", (1001,), np.float64, {}),
+]
+
+
+def general_rows(quick: bool = False) -> list[dict]:
+    """Median times of small calls outside the fast path, aot against numpy (alternating batches)."""
+    import aot.fft as afft
+
+    _set_threads(1)
+    rows = []
+    for label, name, shape, dtype, kw in GENERAL_CASES:
+        x = _data(shape, dtype, real=np.dtype(dtype).kind == "f")
+        fa, fn = getattr(afft, name), getattr(np.fft, name)
+        np.testing.assert_allclose(fa(x, **kw), fn(x, **kw), rtol=1e-9, atol=1e-9)
+        fns = [lambda fa=fa, x=x, kw=kw: fa(x, **kw), lambda fn=fn, x=x, kw=kw: fn(x, **kw)]
+        aots, nps = _interleaved(fns, 100 if quick else 500, 9 if quick else 21)
+        rows.append({"case": f"{label} [{np.dtype(dtype).name}]", "aot": statistics.median(aots),
+                     "numpy": statistics.median(nps)})
+    return rows
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="shorter timing runs")
@@ -187,6 +216,7 @@ def main(argv=None) -> None:
     if args.overhead:
         print_table("per-call overhead of eager calls, one thread (overhead = call - kernel only)",
                     overhead_rows(args.quick), baseline="call")
+        print_table("small calls outside the fast path, one thread", general_rows(args.quick))
         return
     global pyfftw
     if args.no_pyfftw:
