@@ -232,6 +232,16 @@ def _c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen
     return ectx.helpers[key]
 
 
+def c2c_flags(b: L.IRBuilder, forward: bool, n, cnt, idist, vlen: int):
+    """The kernel's flags for `cnt` rows of length n (i64 values): lanes as aot/fft/_exec.py
+    chooses them (short or odd rows, or long smooth ones that are neighbours, up to
+    _LANES_LIMIT_N: its scratch is sized for lanes below that)."""
+    lanes = b.and_(b.icmp_signed(">=", cnt, i64(vlen)), b.icmp_signed("<=", n, i64(_LANES_LIMIT_N)))
+    long_smooth = b.and_(b.icmp_signed("==", b.srem(n, i64(vlen)), i64(0)), b.icmp_signed(">", n, i64(_LANES_MAX_N)))
+    lanes = b.and_(lanes, b.or_(b.not_(long_smooth), b.icmp_signed("==", idist, i64(1))))
+    return b.or_(i64(FLAG_FORWARD if forward else 0), b.select(lanes, i64(FLAG_LANES), i64(0)))
+
+
 def _plan_globals(ectx: EntryCtx, cdtype, n: int) -> tuple:
     key = ("fft_plan", cdtype, n)
     if key not in ectx.helpers:
@@ -259,12 +269,7 @@ def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float,
             with then:
                 b.store(i64(1), b.gep(args, [i64(6)], source_etype=L.IntType(64)))
             with otherwise:
-                flags = i64(FLAG_FORWARD if forward else 0)
-                if lanes_ok:
-                    lanes = b.icmp_signed(">=", cnt, i64(vlen))
-                    if n % vlen == 0 and n > _LANES_MAX_N:  # long smooth rows: lanes only for neighbours
-                        lanes = b.and_(lanes, b.icmp_signed("==", idist, i64(1)))
-                    flags = b.or_(flags, b.select(lanes, i64(FLAG_LANES), i64(0)))
+                flags = c2c_flags(b, forward, i64(n), cnt, idist, vlen)
                 kern = _declare(ectx.module, entry_name(prec), L.VoidType(),
                                 [PTR, PTR, PTR, PTR] + [L.IntType(64)] * 5 + [I32, ft, PTR])
                 s = b.gep(src, [b.mul(b.mul(lo, idist), i64(2))], source_etype=ft)

@@ -14,7 +14,6 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from .entry import EntryCtx, _declare
-from .fft import FLAG_FORWARD, FLAG_LANES
 from .fft.planner import plan_names
 from .kernels.common import new_kernel
 from .llvm.loops import i64
@@ -69,7 +68,7 @@ def _chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
 
 def _emit_chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
     """kernel(args, lo, hi): transforms lo..hi of the batch in args (see _SLOTS)."""
-    from .graph_fft import _LANES_LIMIT_N, _LANES_MAX_N, _ft, precision_of
+    from .graph_fft import _ft, c2c_flags, precision_of
 
     ft = _ft(cdtype)
     fn, b = new_kernel(ectx.module, ectx.kernel_name("fft_dyn"))
@@ -82,12 +81,7 @@ def _emit_chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
         scale = b.fptrunc(scale, ft)
     cnt = b.sub(hi, lo)
     with b.if_then(b.icmp_signed(">", cnt, i64(0))):
-        n = b.load(plan, typ=I64)  # word 0 of a plan block
-        lanes = b.and_(b.icmp_signed(">=", cnt, i64(vlen)), b.icmp_signed("<=", n, i64(_LANES_LIMIT_N)))
-        long_smooth = b.and_(b.icmp_signed("==", b.srem(n, i64(vlen)), i64(0)),
-                             b.icmp_signed(">", n, i64(_LANES_MAX_N)))
-        lanes = b.and_(lanes, b.or_(b.not_(long_smooth), b.icmp_signed("==", idist, i64(1))))
-        flags = b.or_(i64(FLAG_FORWARD if forward else 0), b.select(lanes, i64(FLAG_LANES), i64(0)))
+        flags = c2c_flags(b, forward, b.load(plan, typ=I64), cnt, idist, vlen)  # n: word 0 of a plan
         run = _declare(ectx.module, plan_names(precision_of(cdtype))["exec"], I32,
                        [PTR, PTR, PTR] + [I64] * 5 + [I32, ft])
         s = b.gep(src, [b.mul(b.mul(lo, idist), i64(2))], source_etype=ft)

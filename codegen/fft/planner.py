@@ -35,11 +35,10 @@ integer arithmetic before sin/cos.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 
 from llvmlite import ir as L
 
-from ..llvm.loops import for_range
+from ..llvm.loops import for_range, while_loop
 from .layouts import I32, I64, PTR, i64
 from .plan import CODELET_RADICES, HEADER_FIELDS
 
@@ -57,21 +56,6 @@ def plan_names(precision: str) -> dict[str, str]:
 
 def _f(v: float) -> L.Constant:
     return L.Constant(F64, v)
-
-
-@contextmanager
-def while_loop(b: L.IRBuilder, cond, name: str = "w"):
-    """while (cond()) { body }: `cond` emits the test in the loop header."""
-    head = b.append_basic_block(f"{name}.head")
-    body = b.append_basic_block(f"{name}.body")
-    done = b.append_basic_block(f"{name}.done")
-    b.branch(head)
-    b.position_at_end(head)
-    b.cbranch(cond(), body, done)
-    b.position_at_end(body)
-    yield
-    b.branch(head)
-    b.position_at_end(done)
 
 
 class _Vars:

@@ -20,6 +20,7 @@ from ..llvm.loops import (
     lane_mask,
     load_scalar,
     load_vector,
+    segment_loop,
     splat_value,
     store_scalar,
     store_vector,
@@ -72,55 +73,43 @@ def emit_elementwise(
             if not info.bcast[-1]:
                 contig = b.and_(contig, b.icmp_signed("==", ab.strides[i][-1], i64(1)))
 
-    # while (i < end): one row segment per iteration
-    pre = b.block
-    head = b.append_basic_block("row.head")
-    body_bb = b.append_basic_block("row.body")
-    done = b.append_basic_block("row.done")
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(I64, name="i")
-    i.add_incoming(begin, pre)
-    b.cbranch(b.icmp_signed("<", i, end), body_bb, done)
-    b.position_at_end(body_bb)
+    with segment_loop(b, begin, end, "row") as seg:  # one row segment per iteration
+        i = seg.i
+        j = b.srem(i, last) if r > 1 else i
+        rest = b.sdiv(i, last) if r > 1 else None
+        offs = [i64(0)] * len(infos)
+        for k in range(r - 2, -1, -1):
+            idx = b.srem(rest, ab.dims[k]) if k > 0 else rest
+            rest = b.sdiv(rest, ab.dims[k]) if k > 0 else None
+            offs = [b.add(o, b.mul(idx, ab.strides[n][k])) for n, o in enumerate(offs)]
+        offs = [b.add(o, b.mul(j, ab.strides[n][-1])) for n, o in enumerate(offs)]
+        run = b.sub(last, j)
+        left = b.sub(end, i)
+        run = b.select(b.icmp_signed("<", left, run), left, run)
+        bases = [elem_ptr(b, info.dtype, ab.ptrs[n], offs[n]) for n, info in enumerate(infos)]
 
-    j = b.srem(i, last) if r > 1 else i
-    rest = b.sdiv(i, last) if r > 1 else None
-    offs = [i64(0)] * len(infos)
-    for k in range(r - 2, -1, -1):
-        idx = b.srem(rest, ab.dims[k]) if k > 0 else rest
-        rest = b.sdiv(rest, ab.dims[k]) if k > 0 else None
-        offs = [b.add(o, b.mul(idx, ab.strides[n][k])) for n, o in enumerate(offs)]
-    offs = [b.add(o, b.mul(j, ab.strides[n][-1])) for n, o in enumerate(offs)]
-    run = b.sub(last, j)
-    left = b.sub(end, i)
-    run = b.select(b.icmp_signed("<", left, run), left, run)
-    bases = [elem_ptr(b, info.dtype, ab.ptrs[n], offs[n]) for n, info in enumerate(infos)]
+        def scalar_row():
+            with for_range(b, 0, run, name="k") as k:
+                vals = [
+                    load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])))
+                    for n, info in enumerate(inputs)
+                ]
+                res = emit_body(sctx, block, vals)
+                for m, info in enumerate(outputs):
+                    n = len(inputs) + m
+                    store_scalar(
+                        sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])), res[m]
+                    )
 
-    def scalar_row():
-        with for_range(b, 0, run, name="k") as k:
-            vals = [
-                load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])))
-                for n, info in enumerate(inputs)
-            ]
-            res = emit_body(sctx, block, vals)
-            for m, info in enumerate(outputs):
-                n = len(inputs) + m
-                store_scalar(
-                    sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])), res[m]
-                )
-
-    if vctx is None:
-        scalar_row()
-    else:
-        with b.if_else(contig) as (then, otherwise):
-            with then:
-                _vector_row(vctx, block, inputs, outputs, bases, run)
-            with otherwise:
-                scalar_row()
-    i.add_incoming(b.add(i, run), b.block)
-    b.branch(head)
-    b.position_at_end(done)
+        if vctx is None:
+            scalar_row()
+        else:
+            with b.if_else(contig) as (then, otherwise):
+                with then:
+                    _vector_row(vctx, block, inputs, outputs, bases, run)
+                with otherwise:
+                    scalar_row()
+        seg.step = run
     b.ret_void()
     return fn
 

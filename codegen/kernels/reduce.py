@@ -24,11 +24,11 @@ from ..llvm.loops import (
     lane_mask,
     load_scalar,
     load_vector,
+    segment_loop,
     splat_value,
     store_scalar,
     store_vector,
 )
-from ..llvm.types import I64
 from ..targets.base import Target
 from .common import ArgBlock, OperandInfo, emit_body, max_element_bits, new_kernel
 
@@ -297,7 +297,7 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
     acc.set(combine(sctx, kind, acc_dtype, acc.get(), total))
 
 
-__all__ = ["emit_reduce", "identity", "combine"]
+__all__ = ["combine", "emit_reduce", "identity"]
 
 
 def _rows(
@@ -326,45 +326,34 @@ def _rows(
     for i, info in enumerate(inputs):
         if not info.bcast[-1]:
             contig = b.and_(contig, b.icmp_signed("==", ab.strides[i][-1], i64(1)))
-    pre = b.block
-    head = b.append_basic_block("seg.head")
-    body = b.append_basic_block("seg.body")
-    done = b.append_basic_block("seg.done")
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(I64, name="seg")
-    i.add_incoming(begin, pre)
-    b.cbranch(b.icmp_signed("<", i, end), body, done)
-    b.position_at_end(body)
-    j = b.srem(i, last)
-    rest = b.sdiv(i, last)
-    offs = [b.mul(j, ab.strides[m][-1]) for m in range(len(inputs) + 1)]
-    for k in reversed(kept[:-1]):
-        idx = b.srem(rest, ab.dims[k])
-        rest = b.sdiv(rest, ab.dims[k])
-        offs = [b.add(o, b.mul(idx, ab.strides[m][k])) for m, o in enumerate(offs)]
-    run = b.sub(last, j)
-    left = b.sub(end, i)
-    run = b.select(b.icmp_signed("<", left, run), left, run)
-    sctx = LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers)
-    with b.if_else(contig) as (then, otherwise):
-        with then:
-            full = b.and_(run, i64(-n))
-            with for_range(b, 0, full, n, name="col") as c:
-                _column_block(
-                    ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, c, None
-                )
-            with b.if_then(b.icmp_signed("<", full, run)):
-                mask = lane_mask(ctx, b.sub(run, full))
-                _column_block(
-                    ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, full, mask
-                )
-        with otherwise:
-            with for_range(b, 0, run, name="one") as k:
+    with segment_loop(b, begin, end) as seg:
+        i = seg.i
+        j = b.srem(i, last)
+        rest = b.sdiv(i, last)
+        offs = [b.mul(j, ab.strides[m][-1]) for m in range(len(inputs) + 1)]
+        for k in reversed(kept[:-1]):
+            idx = b.srem(rest, ab.dims[k])
+            rest = b.sdiv(rest, ab.dims[k])
+            offs = [b.add(o, b.mul(idx, ab.strides[m][k])) for m, o in enumerate(offs)]
+        run = b.sub(last, j)
+        left = b.sub(end, i)
+        run = b.select(b.icmp_signed("<", left, run), left, run)
+        sctx = LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers)
+        with b.if_else(contig) as (then, otherwise):
+            with then:
+                full = b.and_(run, i64(-n))
+                with for_range(b, 0, full, n, name="col") as c:
+                    _column_block(
+                        ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, c, None
+                    )
+                with b.if_then(b.icmp_signed("<", full, run)):
+                    mask = lane_mask(ctx, b.sub(run, full))
+                    _column_block(
+                        ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, full, mask
+                    )
+            with otherwise, for_range(b, 0, run, name="one") as k:
                 one_output(b.add(i, k))
-    i.add_incoming(b.add(i, run), b.block)
-    b.branch(head)
-    b.position_at_end(done)
+        seg.step = run
 
 
 def _column_block(

@@ -23,7 +23,38 @@ def for_range(b: L.IRBuilder, start, stop, step=1, name: str = "i", loop_md=None
     `loop_md` is attached to the back edge as llvm.loop metadata (e.g. to keep a loop scalar)."""
     start = i64(start) if isinstance(start, int) else start
     stop = i64(stop) if isinstance(stop, int) else stop
-    step = i64(step) if isinstance(step, int) else step
+    with segment_loop(b, start, stop, name, loop_md) as seg:
+        yield seg.i
+        seg.step = i64(step) if isinstance(step, int) else step
+
+
+@contextmanager
+def while_loop(b: L.IRBuilder, cond, name: str = "w"):
+    """while (cond()) { body }: `cond` emits the test in the loop header."""
+    head = b.append_basic_block(f"{name}.head")
+    body = b.append_basic_block(f"{name}.body")
+    done = b.append_basic_block(f"{name}.done")
+    b.branch(head)
+    b.position_at_end(head)
+    b.cbranch(cond(), body, done)
+    b.position_at_end(body)
+    yield
+    b.branch(head)
+    b.position_at_end(done)
+
+
+class Segment:
+    """The loop variable of `segment_loop`; the body sets `step` (how far it got)."""
+
+    def __init__(self, i):
+        self.i, self.step = i, None
+
+
+@contextmanager
+def segment_loop(b: L.IRBuilder, begin, end, name: str = "seg", loop_md=None):
+    """for (i = begin; i < end; i += step) where the body decides the step (a kernel's row
+    segment: from i to the end of its row or of the range); yields a Segment. `loop_md` as in
+    for_range."""
     pre = b.block
     head = b.append_basic_block(f"{name}.head")
     body = b.append_basic_block(f"{name}.body")
@@ -31,11 +62,12 @@ def for_range(b: L.IRBuilder, start, stop, step=1, name: str = "i", loop_md=None
     b.branch(head)
     b.position_at_end(head)
     i = b.phi(I64, name=name)
-    i.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", i, stop), body, done)
+    i.add_incoming(begin, pre)
+    b.cbranch(b.icmp_signed("<", i, end), body, done)
     b.position_at_end(body)
-    yield i
-    i.add_incoming(b.add(i, step), b.block)
+    seg = Segment(i)
+    yield seg
+    i.add_incoming(b.add(i, seg.step), b.block)
     back = b.branch(head)
     if loop_md is not None:
         back.set_metadata("llvm.loop", loop_md)
@@ -149,15 +181,18 @@ def _suffix(t: L.Type) -> str:
 
 __all__ = [
     "I1",
-    "for_range",
+    "Segment",
     "elem_ptr",
-    "load_scalar",
-    "store_scalar",
-    "load_vector",
-    "store_vector",
-    "lane_mask",
-    "splat_value",
+    "for_range",
     "i64",
+    "lane_mask",
+    "load_scalar",
+    "load_vector",
+    "segment_loop",
+    "splat_value",
+    "store_scalar",
+    "store_vector",
+    "while_loop",
 ]
 
 
