@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test test-fast clean venv
+.PHONY: demo test test-slow clean venv
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,11 +19,12 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(PY) examples/quickstart.py
 
+# the suite CI runs (slow-marked tests excluded: the 20,000-program fuzz run, full-range ulp scans)
 test: $(STAMP)
-	$(PY) -m pytest -n 2 -q
-
-test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m "not slow"
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -n 2 -q -m slow
 
 clean:
 	rm -rf $(VENV) build *.egg-info

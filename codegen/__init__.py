@@ -4,6 +4,13 @@
 function per ir function (ABI in codegen/entry.py); `compile_object(llmod, target)` optimises it
 for the target and returns object code (what runtime.jit loads). Submodules load on first use, so
 importing one kernel family (e.g. codegen.fft) does not pull in the graph code generator.
+
+Layers (modules import downward only; tests/test_layout.py checks there is no import cycle):
+targets/ (Target, TARGET_KINDS) and options.py; llvm/ (types, loops, the scalar/vector op rules:
+rule_table.py <- rules_* <- lowering.py); kernels/ (one LLVM function per kernel over a flat range);
+host.py (the host work of entry functions, chosen by the target's kind); the graph layer:
+graph_base.py (Desc, EntryCtx, ENTRY_LOWERINGS) <- graph_ops.py, split_reduce.py, graph_fft_common.py,
+graph_fft_dynamic.py, graph_fft.py, graph_fft_fused.py (the rules) <- entry.py (the driver).
 """
 
 from __future__ import annotations
@@ -44,11 +51,13 @@ def lower_module(module, target=None, options=None):
 
     from .entry import CodegenOptions, emit_entry
     from .targets import host_target
+    from .targets.base import data_layout_of
 
     target = target or host_target()
     options = options or CodegenOptions()
     llmod = L.Module(name=module.name)
     llmod.triple = target.triple
+    llmod.data_layout = data_layout_of(target)  # before parsing: alignments of plain loads/stores
     for func in module.funcs.values():
         emit_entry(llmod, target, func, options)
     if llvm_log.isEnabledFor(logging.INFO):

@@ -30,53 +30,32 @@ import math
 import numpy as np
 from llvmlite import ir as L
 
+from ir import status
 from ir.core import Block, Operation
-from ir.dtypes import complex64
-from ir.symbols import is_static
+from ir.symbols import is_static, norm_dim, sympy
 from ir.types import ScalarType, TensorType
 
-from .entry import Desc, EntryCtx, _declare, contiguous_strides, entry_rule
-from .fft import (
-    FLAG_FORWARD,
-    FLAG_LANES,
-    SCRATCH_PER_LANE,
-    c2r_name,
-    entry_name,
-    make_cplan,
-    r2c_name,
-    use_bluestein,
-)
+from .fft import SCRATCH_PER_LANE, c2r_name, entry_name, make_cplan, r2c_name, use_bluestein
 from .fft.plan import bluestein_chirp, good_size, unit_roots
+from .fft.planner import plan_names
+from .graph_base import Desc, EntryCtx, contiguous_strides, entry_rule
+from .graph_fft_common import (  # noqa: F401  (kernel_precisions: re-exported for aot's loaders and linkers)
+    LANES_LIMIT_N,
+    c2c_flags,
+    fft_vlen,
+    float_type,
+    kernel_precisions,
+    precision_of,
+    work_dtype,
+)
+from .graph_fft_dynamic import dynamic_c2c
 from .graph_ops import copy, fill, run_elementwise
 from .kernels.common import new_kernel
+from .llvm.context import declare
 from .llvm.loops import alloca, elem_ptr, i64
 from .llvm.types import I8, I32, PTR
 
 log = logging.getLogger(__name__)
-
-FFT_OPS = ("fft", "rfft", "irfft")
-_LANES_MAX_N = 32  # as aot/fft/_exec.py: contiguous rows run across lanes when short or odd
-_LANES_LIMIT_N = 1 << 14
-
-
-def precision_of(cdtype) -> str:
-    return "f32" if cdtype == complex64 else "f64"
-
-
-def kernel_precisions(func) -> set[str]:
-    """The precisions ("f32", "f64") of the FFT kernel modules ir function `func` calls into:
-    loaders and linkers make those modules' symbols available to the graph's object."""
-    from ir.structural import inner_fft
-
-    return {precision_of(_work_dtype(inner_fft(op) if op.name == "kernel.fft" else op))
-            for op in func.walk() if op.name in FFT_OPS or op.name == "kernel.fft"}
-
-
-def _work_dtype(op):
-    """The complex dtype the transform computes in."""
-    dt = op.results[0].type.dtype
-    return dt if dt.is_complex else dt.complex_dtype
-
 
 def _scale(ectx: EntryCtx, norm: str, n, forward: bool):
     """The normalisation factor: a float for a static n, else a double computed at run time."""
@@ -88,7 +67,7 @@ def _scale(ectx: EntryCtx, norm: str, n, forward: bool):
         return L.Constant(L.DoubleType(), 1.0)
     nf = b.sitofp(ectx.dim(n), L.DoubleType())
     if norm == "ortho":
-        nf = b.call(_declare(ectx.module, "llvm.sqrt.f64", L.DoubleType(), [L.DoubleType()]), [nf])
+        nf = b.call(declare(ectx.module, "llvm.sqrt.f64", L.DoubleType(), [L.DoubleType()]), [nf])
     return b.fdiv(L.Constant(L.DoubleType(), 1.0), nf)
 
 
@@ -142,8 +121,6 @@ def _keep(m, limit):
     """How many input entries a transform reads: min(m, limit), symbolic when either is."""
     if is_static(m) and is_static(limit):
         return min(int(m), int(limit))
-    from ir.symbols import norm_dim, sympy
-
     return norm_dim(sympy().Min(m, limit))
 
 
@@ -151,8 +128,6 @@ def _pads(keep, n) -> bool:
     """Whether entries past `keep` of a length-n buffer may need zeros."""
     if is_static(keep) and is_static(n):
         return keep < n
-    from ir.symbols import sympy
-
     return sympy().simplify(sympy().sympify(n) - keep) != 0
 
 
@@ -203,23 +178,16 @@ def _c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: 
     """`howmany` transforms of length n (direct plan); strides = (istride, idist, ostride, odist)
     in complex elements, as i64 values. The batch is split into chunks of whole lane groups over
     the entry's threads when large (each chunk mallocs its own scratch; a failed malloc fails the
-    entry with status 1). A symbolic n runs on a plan built at run time (graph_fft_dynamic.py)."""
+    entry with status OUT_OF_MEMORY). A symbolic n runs on a plan built at run time (graph_fft_dynamic.py)."""
     b = ectx.builder
-    vlen = _vlen(ectx, cdtype)
+    vlen = fft_vlen(ectx, cdtype)
     if not is_static(n):
-        from .graph_fft_dynamic import dynamic_c2c
-
         dynamic_c2c(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen)
         return
     kern = _c2c_chunk(ectx, cdtype, n, forward, scale, vlen)
     slots = [src, dst, *strides, i64(0)]
-    ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, i64(n)))
-    err = b.load(b.gep(ectx.last_args, [i64(len(slots) - 1)], source_etype=L.IntType(64)), typ=L.IntType(64))
-    ectx.fail_if(b.icmp_signed("!=", err, i64(0)), 1)
-
-
-def _vlen(ectx: EntryCtx, cdtype) -> int:
-    return max(2, ectx.target.vector_len(cdtype.real_dtype.numpy.itemsize * 8))  # as the kernel module's
+    launch = ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, i64(n)))
+    ectx.fail_on_flag(launch, len(slots) - 1, status.OUT_OF_MEMORY)
 
 
 def _c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen: int) -> L.Function:
@@ -232,16 +200,6 @@ def _c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen
     return ectx.helpers[key]
 
 
-def c2c_flags(b: L.IRBuilder, forward: bool, n, cnt, idist, vlen: int):
-    """The kernel's flags for `cnt` rows of length n (i64 values): lanes as aot/fft/_exec.py
-    chooses them (short or odd rows, or long smooth ones that are neighbours, up to
-    _LANES_LIMIT_N: its scratch is sized for lanes below that)."""
-    lanes = b.and_(b.icmp_signed(">=", cnt, i64(vlen)), b.icmp_signed("<=", n, i64(_LANES_LIMIT_N)))
-    long_smooth = b.and_(b.icmp_signed("==", b.srem(n, i64(vlen)), i64(0)), b.icmp_signed(">", n, i64(_LANES_MAX_N)))
-    lanes = b.and_(lanes, b.or_(b.not_(long_smooth), b.icmp_signed("==", idist, i64(1))))
-    return b.or_(i64(FLAG_FORWARD if forward else 0), b.select(lanes, i64(FLAG_LANES), i64(0)))
-
-
 def _plan_globals(ectx: EntryCtx, cdtype, n: int) -> tuple:
     key = ("fft_plan", cdtype, n)
     if key not in ectx.helpers:
@@ -251,9 +209,9 @@ def _plan_globals(ectx: EntryCtx, cdtype, n: int) -> tuple:
 
 
 def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen: int) -> L.Function:
-    prec, ft = precision_of(cdtype), _ft(cdtype)
+    prec, ft = precision_of(cdtype), float_type(cdtype)
     hdr, tw = _plan_globals(ectx, cdtype, n)
-    lanes_ok = n <= _LANES_LIMIT_N
+    lanes_ok = n <= LANES_LIMIT_N
     nbytes = SCRATCH_PER_LANE * n * (vlen if lanes_ok else 1) * cdtype.real_dtype.numpy.itemsize
     fn, b = new_kernel(ectx.module, ectx.kernel_name("fft"))
     args, lo, hi = fn.args
@@ -262,7 +220,7 @@ def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float,
     istride, idist, ostride, odist = slot[2:]
     cnt = b.sub(hi, lo)
     with b.if_then(b.icmp_signed(">", cnt, i64(0))):
-        aligned_alloc = _declare(ectx.module, "aligned_alloc", PTR, [L.IntType(64), L.IntType(64)])
+        aligned_alloc = declare(ectx.module, "aligned_alloc", PTR, [L.IntType(64), L.IntType(64)])
         scratch = b.call(aligned_alloc, [i64(64), i64(-(-nbytes // 64) * 64)])  # see codegen/fft/module.py
         failed = b.icmp_unsigned("==", scratch, L.Constant(PTR, None))
         with b.if_else(failed) as (then, otherwise):
@@ -270,13 +228,13 @@ def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float,
                 b.store(i64(1), b.gep(args, [i64(6)], source_etype=L.IntType(64)))
             with otherwise:
                 flags = c2c_flags(b, forward, i64(n), cnt, idist, vlen)
-                kern = _declare(ectx.module, entry_name(prec), L.VoidType(),
+                kern = declare(ectx.module, entry_name(prec), L.VoidType(),
                                 [PTR, PTR, PTR, PTR] + [L.IntType(64)] * 5 + [I32, ft, PTR])
                 s = b.gep(src, [b.mul(b.mul(lo, idist), i64(2))], source_etype=ft)
                 d = b.gep(dst, [b.mul(b.mul(lo, odist), i64(2))], source_etype=ft)
                 b.call(kern, [hdr, tw, s, d, cnt, istride, idist, ostride, odist, b.trunc(flags, I32),
                               L.Constant(ft, scale), scratch])
-                b.call(_declare(ectx.module, "free", L.VoidType(), [PTR]), [scratch])
+                b.call(declare(ectx.module, "free", L.VoidType(), [PTR]), [scratch])
     b.ret_void()
     return fn
 
@@ -348,8 +306,6 @@ def _out(ectx: EntryCtx, op, out) -> Desc:
 
 def _axis_n(op, x: Desc, default) -> tuple:
     """(axis, input length along it, transform length n): dims (int or sympy)."""
-    from ir.symbols import norm_dim
-
     axis = op.attrs["axis"] % x.rank
     m = x.static_shape[axis]
     n = op.attrs["n"]
@@ -360,7 +316,7 @@ def _axis_n(op, x: Desc, default) -> tuple:
 def _fft(ectx: EntryCtx, op, x, out):
     axis, m, n = _axis_n(op, x, lambda m: m)
     forward = not op.attrs["inverse"]
-    cdtype = _work_dtype(op)
+    cdtype = work_dtype(op)
     scale = _scale(ectx, op.attrs["norm"], n, forward)
     o = _out(ectx, op, out)
     if isinstance(x, Desc) and isinstance(o, Desc) and _direct(ectx, x, o, axis, n, forward, scale):
@@ -374,7 +330,7 @@ def _fft(ectx: EntryCtx, op, x, out):
 @entry_rule("rfft")
 def _rfft(ectx: EntryCtx, op, x, out):
     axis, m, n = _axis_n(op, x, lambda m: m)
-    cdtype = _work_dtype(op)
+    cdtype = work_dtype(op)
     scale = _scale(ectx, op.attrs["norm"], n, True)
     o = _out(ectx, op, out)
     if _half_length(n):
@@ -407,7 +363,7 @@ def _irfft(ectx: EntryCtx, op, x, out):
     n//2 + 1 entries, inverse c2c, real part (the imaginary parts of X_0 and, for even n,
     X_{n/2} only reach the dropped imaginary part)."""
     axis, m, n = _axis_n(op, x, lambda m: 2 * (m - 1))
-    cdtype = _work_dtype(op)
+    cdtype = work_dtype(op)
     scale = _scale(ectx, op.attrs["norm"], n, False)
     o = _out(ectx, op, out)
     if _half_length(n):
@@ -453,17 +409,11 @@ def _half_roots(ectx: EntryCtx, n, cdtype):
     computed by the kernel module's planner for a run-time one)."""
     if is_static(n):
         return _global(ectx, "fft_rw", unit_roots(-np.arange(n // 2, dtype=np.int64), n).astype(cdtype.numpy))
-    from .fft.planner import plan_names
-
     table = ectx.alloc(TensorType(cdtype, (n // 2,)))
-    roots = _declare(ectx.module, plan_names(precision_of(cdtype))["roots"], I32, [L.IntType(64), PTR])
+    roots = declare(ectx.module, plan_names(precision_of(cdtype))["roots"], I32, [L.IntType(64), PTR])
     rc = ectx.builder.call(roots, [ectx.dim(n), table.data])
-    ectx.fail_if(ectx.builder.icmp_signed("!=", rc, L.Constant(I32, 0)), 1)
+    ectx.fail_if(ectx.builder.icmp_signed("!=", rc, L.Constant(I32, 0)), status.OUT_OF_MEMORY)
     return table.data
-
-
-def _ft(cdtype) -> L.Type:
-    return L.FloatType() if cdtype == complex64 else L.DoubleType()
 
 
 def _work_or_output(ectx: EntryCtx, o: Desc, axis: int, ttype: TensorType):
@@ -546,7 +496,7 @@ def _real_pass(ectx: EntryCtx, which: str, cdtype, h, scale, slots: list, howman
 def _emit_real_chunk(ectx: EntryCtx, which: str, cdtype) -> L.Function:
     """kernel(args, lo, hi): rows lo..hi of the real pass `which` (see _real_pass; h and the
     scale's double bits follow the pass's slots)."""
-    ft, prec, I64 = _ft(cdtype), precision_of(cdtype), L.IntType(64)
+    ft, prec, I64 = float_type(cdtype), precision_of(cdtype), L.IntType(64)
     fn, b = new_kernel(ectx.module, ectx.kernel_name(f"fft_{which}"))
     args, lo, hi = fn.args
     nslots = 3 if which == "r2c" else 5
@@ -560,10 +510,10 @@ def _emit_real_chunk(ectx: EntryCtx, which: str, cdtype) -> L.Function:
 
     cnt = b.sub(hi, lo)
     if which == "r2c":
-        post = _declare(ectx.module, r2c_name(prec), L.VoidType(), [PTR, I64, I64, I64, PTR, ft])
+        post = declare(ectx.module, r2c_name(prec), L.VoidType(), [PTR, I64, I64, I64, PTR, ft])
         b.call(post, [rows(0), h, cnt, slot[1], b.inttoptr(slot[2], PTR), scale])
     else:
-        pre = _declare(ectx.module, c2r_name(prec), L.VoidType(), [PTR, I64, PTR, I64, I64, I64, PTR])
+        pre = declare(ectx.module, c2r_name(prec), L.VoidType(), [PTR, I64, PTR, I64, I64, I64, PTR])
         b.call(pre, [rows(0), slot[1], rows(2), slot[3], h, cnt, b.inttoptr(slot[4], PTR)])
     b.ret_void()
     return fn

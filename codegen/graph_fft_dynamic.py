@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from .entry import EntryCtx, _declare
+from ir import status
+
 from .fft.planner import plan_names
+from .graph_base import EntryCtx
+from .graph_fft_common import c2c_flags, float_type, precision_of
 from .kernels.common import new_kernel
+from .llvm.context import declare
 from .llvm.loops import i64
 from .llvm.types import I32, I64, PTR
 from .llvm.unload import on_unload
@@ -25,8 +29,6 @@ _SLOTS = 9  # src, dst, istride, idist, ostride, odist, error, plan, scale (doub
 
 def dynamic_c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: bool, scale, vlen: int) -> None:
     """As graph_fft._c2c for a symbolic n (scale: a float or a double value)."""
-    from .graph_fft import precision_of
-
     b = ectx.builder
     names = plan_names(precision_of(cdtype))
     slot = L.GlobalVariable(ectx.module, L.ArrayType(I64, 2), name=ectx.kernel_name("fft_plan_slot"))
@@ -35,16 +37,15 @@ def dynamic_c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, fo
     if ectx.options.library:  # a library frees the slot's plan when it is unloaded
         on_unload(ectx.module, _slot_cleanup(ectx, slot, names["release"]))
     nn = ectx.dim(n)
-    plan = b.call(_declare(ectx.module, names["get"], PTR, [PTR, I64]), [slot, nn])
-    ectx.fail_if(b.icmp_unsigned("==", plan, L.Constant(PTR, None)), 1)
+    plan = b.call(declare(ectx.module, names["get"], PTR, [PTR, I64]), [slot, nn])
+    ectx.fail_if(b.icmp_unsigned("==", plan, L.Constant(PTR, None)), status.OUT_OF_MEMORY)
     if not isinstance(scale, L.Value):
         scale = L.Constant(L.DoubleType(), float(scale))
     kern = _chunk(ectx, cdtype, forward, vlen)
     slots = [src, dst, *strides, i64(0), plan, b.bitcast(scale, I64)]
-    ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, nn))
-    b.call(_declare(ectx.module, names["release"], L.VoidType(), [PTR]), [plan])
-    err = b.load(b.gep(ectx.last_args, [i64(6)], source_etype=I64), typ=I64)
-    ectx.fail_if(b.icmp_signed("!=", err, i64(0)), 1)
+    launch = ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, nn))
+    b.call(declare(ectx.module, names["release"], L.VoidType(), [PTR]), [plan])
+    ectx.fail_on_flag(launch, 6, status.OUT_OF_MEMORY)
 
 
 def _slot_cleanup(ectx: EntryCtx, slot: L.GlobalVariable, release_name: str) -> L.Function:
@@ -54,7 +55,7 @@ def _slot_cleanup(ectx: EntryCtx, slot: L.GlobalVariable, release_name: str) -> 
     b = L.IRBuilder(fn.append_basic_block("entry"))
     plan_slot = b.gep(slot, [i64(0), i64(1)], source_etype=slot.value_type)
     plan = b.atomic_rmw("xchg", plan_slot, i64(0), "acq_rel")
-    b.call(_declare(ectx.module, release_name, L.VoidType(), [PTR]), [b.inttoptr(plan, PTR)])
+    b.call(declare(ectx.module, release_name, L.VoidType(), [PTR]), [b.inttoptr(plan, PTR)])
     b.ret_void()
     return fn
 
@@ -68,9 +69,7 @@ def _chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
 
 def _emit_chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
     """kernel(args, lo, hi): transforms lo..hi of the batch in args (see _SLOTS)."""
-    from .graph_fft import _ft, c2c_flags, precision_of
-
-    ft = _ft(cdtype)
+    ft = float_type(cdtype)
     fn, b = new_kernel(ectx.module, ectx.kernel_name("fft_dyn"))
     args, lo, hi = fn.args
     slot = [b.load(b.gep(args, [i64(k)], source_etype=I64), typ=I64) for k in range(_SLOTS)]
@@ -82,7 +81,7 @@ def _emit_chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
     cnt = b.sub(hi, lo)
     with b.if_then(b.icmp_signed(">", cnt, i64(0))):
         flags = c2c_flags(b, forward, b.load(plan, typ=I64), cnt, idist, vlen)  # n: word 0 of a plan
-        run = _declare(ectx.module, plan_names(precision_of(cdtype))["exec"], I32,
+        run = declare(ectx.module, plan_names(precision_of(cdtype))["exec"], I32,
                        [PTR, PTR, PTR] + [I64] * 5 + [I32, ft])
         s = b.gep(src, [b.mul(b.mul(lo, idist), i64(2))], source_etype=ft)
         d = b.gep(dst, [b.mul(b.mul(lo, odist), i64(2))], source_etype=ft)

@@ -18,17 +18,17 @@ from dataclasses import dataclass
 
 from ir.core import Block, Operation
 from ir.dtypes import DType
-from ir.passes.fuse_plan import RECOMPUTE_COST
+from ir.opdef import COST_TRANSCENDENTAL as TRANSCENDENTAL
+from ir.passes.fuse_plan import recompute_cost
 from ir.structural import inner_fft
 from ir.symbols import is_static
 from ir.types import ScalarType, TensorType
 
-from .entry import ENTRY_LOWERINGS, Desc, EntryCtx, entry_rule
+from . import graph_fft  # noqa: F401  (its fft/rfft/irfft rules do the transforms: ENTRY_LOWERINGS[fft.name])
 from .fft import use_bluestein
+from .graph_base import ENTRY_LOWERINGS, Desc, EntryCtx, entry_rule
 from .graph_ops import run_elementwise
 from .llvm.loops import i64
-
-TRANSCENDENTAL = RECOMPUTE_COST["exp"]
 
 
 @dataclass
@@ -113,7 +113,7 @@ def _math_across_rows(x: Prologue, fft: Operation) -> bool:
     rows: along an axis other than the last, its reads are strided and the body runs on scalars,
     several times slower than a vectorised loop over the input's own layout followed by the copy."""
     return (fft.attrs["axis"] % x.rank != x.rank - 1
-            and any(RECOMPUTE_COST.get(op.name, 1) >= TRANSCENDENTAL for op in x.block.ops))
+            and any(recompute_cost(op) >= TRANSCENDENTAL for op in x.block.ops))
 
 
 def _materialise(ectx: EntryCtx, x: Prologue, dtype: DType) -> Desc:

@@ -7,31 +7,30 @@ descriptor arithmetic with no copy; concatenate/stack/pad are copies into views 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from llvmlite import ir as L
 
+from ir import status
 from ir.core import Block, Operation
-from ir.dtypes import float64, int64
+from ir.dtypes import DType, float64, int64
 from ir.opdef import MissingRule
+from ir.reductions import REDUCTIONS
 from ir.symbols import exact_ratio, is_static, size_is_int
 from ir.types import ScalarType, TensorType
 
-from .entry import (
-    STATUS_NEGATIVE_POWER,
-    STATUS_ZERO_DIVISION,
-    Desc,
-    EntryCtx,
-    contiguous_strides,
-    emit_sym_expr,
-    entry_rule,
-)
-from .kernels.common import OperandInfo, broadcast_flags, reports_errors
+from .graph_base import Desc, EntryCtx, contiguous_strides, emit_sym_expr, entry_rule
+from .kernels import matmul as mm
+from .kernels.common import OperandInfo, broadcast_flags, max_element_bits, reports_errors
 from .kernels.elementwise import emit_elementwise
-from .kernels.reduce import emit_reduce
+from .kernels.gather import emit_gather
+from .kernels.reduce import ReduceSpec, emit_reduce
 from .llvm.cast import convert
 from .llvm.context import LowerCtx
 from .llvm.loops import alloca, elem_ptr, for_range, i64, store_scalar
-from .llvm.types import I8, I64, PTR
+from .llvm.types import I8, PTR
+from .split_reduce import SPLIT_KINDS, split_reduce, splittable
 
 
 # --- kernels -------------------------------------------------------------------------------------
@@ -56,15 +55,11 @@ def run_elementwise(ectx: EntryCtx, shape: tuple, block, ins: list[Desc], outs: 
     if not reports_errors(block):
         ectx.call_kernel(kern, slots, ectx.numel(dims), vlen)
         return
-    ectx.call_kernel(kern, slots + [i64(0)], ectx.numel(dims), vlen)
-    b = ectx.builder
-    err = b.load(b.gep(ectx.last_args, [i64(len(slots))], source_etype=I64), typ=I64)
-    ectx.fail_if(b.icmp_signed("!=", err, i64(0)), STATUS_NEGATIVE_POWER)
+    launch = ectx.call_kernel(kern, slots + [i64(0)], ectx.numel(dims), vlen)
+    ectx.fail_on_flag(launch, len(slots), status.NEGATIVE_POWER)
 
 
 def kern_vlen(ectx: EntryCtx, block, descs) -> int:
-    from .kernels.common import max_element_bits
-
     return ectx.target.vector_len(max_element_bits(block, [d.dtype for d in descs]))
 
 
@@ -115,35 +110,31 @@ def copy(ectx: EntryCtx, src: Desc, dst: Desc) -> None:
 
 
 # --- reductions ----------------------------------------------------------------------------------
-def run_reduce(
-    ectx: EntryCtx,
-    shape: tuple,
-    axes: tuple,
-    kind: str,
-    dtype,
-    keepdims: bool,
-    block,
-    ins: list[Desc],
-    out: Desc,
-    allow_split: bool = True,
-) -> None:
+@dataclass(frozen=True)
+class Reduction:
+    """A reduction at the graph level: `kind` (an ir.reductions record's name) of the scalar body
+    `block` over the iteration `shape`, along `axes`, accumulated in `dtype`; `keepdims`: the
+    output keeps the reduced dims (as size 1)."""
+
+    shape: tuple
+    axes: tuple
+    kind: str
+    dtype: DType
+    keepdims: bool
+    block: Block
+
+
+def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow_split: bool = True) -> None:
+    """Emit the kernel of `red` and call it from `ins` into `out` (split over threads when the
+    outputs are few and the work is large: split_reduce.py)."""
+    shape = tuple(red.shape)
     r = len(shape)
-    axes = tuple(sorted({a % r for a in axes})) if r else ()
+    axes = tuple(sorted({a % r for a in red.axes})) if r else ()
     in_infos = [OperandInfo(d.dtype, broadcast_flags(d.static_shape, shape)) for d in ins]
     out_bcast = tuple(k in axes for k in range(r))
-    kern = emit_reduce(
-        ectx.module,
-        ectx.target,
-        ectx.kernel_name("red"),
-        tuple(shape),
-        axes,
-        kind,
-        dtype,
-        block,
-        in_infos,
-        OperandInfo(out.dtype, out_bcast),
-        ectx.helpers,
-    )
+    out_info = OperandInfo(out.dtype, out_bcast)
+    spec = ReduceSpec(shape, axes, red.kind, red.dtype, red.block, tuple(in_infos), out_info)
+    kern = emit_reduce(ectx.module, ectx.target, ectx.kernel_name("red"), spec, ectx.helpers)
     if not r:
         slots = [d.data for d in ins] + [out.data, i64(1)] + [i64(0)] * (len(ins) + 1)
         ectx.call_kernel(kern, slots, i64(1), 1)
@@ -158,12 +149,10 @@ def run_reduce(
         if k in axes:
             slots.append(i64(0))
         else:
-            slots.append(out.strides[k if keepdims else kept.index(k)])
+            slots.append(out.strides[k if red.keepdims else kept.index(k)])
     total = ectx.numel([dims[k] for k in kept])
     work = ectx.numel(dims)
-    from .split_reduce import split_reduce, splittable
-
-    if not (allow_split and splittable(ectx, kind, axes)):
+    if not (allow_split and splittable(ectx, red.kind, axes)):
         ectx.call_kernel(kern, slots, total, 1, work=work)
         return
     b = ectx.builder
@@ -173,21 +162,17 @@ def run_reduce(
     long_axis = b.icmp_signed(">=", dims[axes[0]], i64(2 * nt))
     with b.if_else(b.and_(few, b.and_(big, long_axis))) as (then, otherwise):
         with then:
-            split_reduce(
-                ectx,
-                tuple(shape),
-                axes,
-                kind,
-                dtype,
-                block,
-                ins,
-                in_infos,
-                OperandInfo(out.dtype, out_bcast),
-                slots,
-                [dims[k] for k in kept],
-                out,
-                keepdims,
+            part = split_reduce(ectx, spec, slots, [dims[k] for k in kept])
+            view = Desc(  # the output without its reduced dims
+                out.dtype,
+                out.data,
+                [out.shape[k] for k in kept] if red.keepdims else list(out.shape),
+                [out.strides[k] for k in kept] if red.keepdims else list(out.strides),
+                tuple(out.static_shape[k] for k in kept) if red.keepdims else tuple(out.static_shape),
             )
+            partials = Reduction(part.static_shape, (0,), SPLIT_KINDS[red.kind], red.dtype, False,
+                                 identity_body(red.dtype, red.dtype))
+            run_reduce(ectx, partials, [part], view, allow_split=False)
         with otherwise:
             ectx.call_kernel(kern, slots, total, 1, work=work)
 
@@ -196,17 +181,9 @@ def run_reduce(
 def _kernel_reduce(ectx: EntryCtx, op, *ins, out):
     (o,) = _outputs(ectx, op, out)
     a = op.attrs
-    run_reduce(
-        ectx,
-        tuple(a["shape"]),
-        tuple(a["axes"]),
-        a["kind"],
-        a["dtype"],
-        bool(a["keepdims"]),
-        op.regions[0].block,
-        list(ins),
-        o,
-    )
+    red = Reduction(tuple(a["shape"]), tuple(a["axes"]), a["kind"], a["dtype"], bool(a["keepdims"]),
+                    op.regions[0].block)
+    run_reduce(ectx, red, list(ins), o)
     return [o]
 
 
@@ -216,18 +193,10 @@ def _lone_reduction(ectx: EntryCtx, op, x, out):
     a = op.attrs
     axes = a["axes"] if "axes" in a else (a["axis"],)
     shape = x.static_shape
-    acc = int64 if op.name in ("argmax", "argmin") else op.results[0].type.dtype
-    run_reduce(
-        ectx,
-        shape,
-        tuple(axes),
-        op.name,
-        acc,
-        bool(a.get("keepdims", False)),
-        identity_body(x.dtype, x.dtype),
-        [x],
-        o,
-    )
+    acc = int64 if REDUCTIONS[op.name].index else op.results[0].type.dtype
+    red = Reduction(shape, tuple(axes), op.name, acc, bool(a.get("keepdims", False)),
+                    identity_body(x.dtype, x.dtype))
+    run_reduce(ectx, red, [x], o)
     return [o]
 
 
@@ -422,7 +391,7 @@ def _full(ectx: EntryCtx, op, *ins, out):
 def _fill_size(ectx: EntryCtx, o: Desc, expr) -> None:
     """Store the run-time value of a size expression into a 0-d tensor: an integer one, or the
     true quotient of two (one rounding, as Python's int / int; a zero divisor fails the entry
-    with STATUS_ZERO_DIVISION, as Python raises ZeroDivisionError)."""
+    with status ZERO_DIVISION, as Python raises ZeroDivisionError)."""
     if o.rank != 0:
         raise MissingRule("llvm", f"full with the symbolic value {expr} and rank {o.rank} (only 0-d)")
     b = ectx.builder
@@ -434,7 +403,7 @@ def _fill_size(ectx: EntryCtx, o: Desc, expr) -> None:
     if ratio is None:
         raise MissingRule("llvm", f"full with the non-rational size value {expr}")
     num, den = (emit_sym_expr(ectx, e) for e in ratio)
-    ectx.fail_if(b.icmp_signed("==", den, i64(0)), STATUS_ZERO_DIVISION)
+    ectx.fail_if(b.icmp_signed("==", den, i64(0)), status.ZERO_DIVISION)
     q = b.fdiv(b.sitofp(num, L.DoubleType()), b.sitofp(den, L.DoubleType()))
     store_scalar(ctx, o.dtype, o.data, convert(ctx, q, float64, o.dtype))
 
@@ -486,8 +455,6 @@ def _matmul(ectx: EntryCtx, op, a, b, out):
     result is contiguous along N and K > 0 (checked at run time; K == 0 must write zeros);
     everything else (1-D operands, batch dims, other dtypes and layouts) is a reduction over K of
     the iteration space (batch..., M, N, K)."""
-    from .kernels import matmul as mm
-
     (o,) = _outputs(ectx, op, out)
     dt = op.results[0].type.dtype
     if a.rank == 2 and b.rank == 2 and mm.supported(ectx.target, a.dtype, b.dtype, dt):
@@ -536,14 +503,12 @@ def _matmul_reduce(ectx: EntryCtx, op, a: Desc, b: Desc, o: Desc, dt) -> None:
     block.append(prod)
     block.append(Operation("yield", list(prod.results), []))
     kind = "any" if dt.is_bool else "sum"
-    run_reduce(ectx, shape, (len(shape) - 1,), kind, dt, False, block, [a3, b3], o2)
+    run_reduce(ectx, Reduction(shape, (len(shape) - 1,), kind, dt, False, block), [a3, b3], o2)
 
 
 # --- take ------------------------------------------------------------------------------------------
 @entry_rule("take")
 def _take(ectx: EntryCtx, op, x, idx, out):
-    from .kernels.gather import emit_gather
-
     (o,) = _outputs(ectx, op, out)
     axis = op.attrs["axis"] % x.rank
     r, ri = o.rank, idx.rank
@@ -558,9 +523,6 @@ def _take(ectx: EntryCtx, op, x, idx, out):
         slots += [xs[k], ids[k], o.strides[k]]
     slots += [x.strides[axis], x.shape[axis], zero]
     err_index = len(slots) - 1
-    ectx.call_kernel(kern, slots, ectx.numel(o.shape), 1)
-    b = ectx.builder
-    arr = ectx.last_args
-    err = b.load(b.gep(arr, [i64(err_index)], source_etype=I64), typ=I64)
-    ectx.fail_if(b.icmp_signed("!=", err, zero), 2)
+    launch = ectx.call_kernel(kern, slots, ectx.numel(o.shape), 1)
+    ectx.fail_on_flag(launch, err_index, status.INDEX_OUT_OF_RANGE)
     return [o]

@@ -3,23 +3,28 @@
 When the outputs are fewer than the threads but the work is large, each of T = num_threads chunks
 of the outermost reduced axis is reduced into its own row of a (T, kept...) partials buffer (in
 parallel, by a wrapper that patches the argument block per chunk and calls the ordinary reduce
-kernel), then the partials are reduced over their first axis. For a fixed thread count the result
-is deterministic; float sums differ from the serial order only by reassociation.
+kernel), then the partials are reduced over their first axis (by the caller, graph_ops.run_reduce,
+with SPLIT_KINDS[kind]). For a fixed thread count the result is deterministic; float sums differ
+from the serial order only by reassociation.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from llvmlite import ir as L
 
+from ir.reductions import REDUCTIONS
 from ir.types import TensorType
 
-from .entry import Desc, EntryCtx
+from .graph_base import Desc, EntryCtx
 from .kernels.common import KERNEL_TYPE, arg_block_size, new_kernel
-from .kernels.reduce import emit_reduce
+from .kernels.reduce import ReduceSpec, emit_reduce
 from .llvm.loops import alloca, for_range, i64
-from .llvm.types import I64, memory_type
+from .llvm.types import I64
 
-SPLIT_KINDS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "any": "any", "all": "all"}
+# kind -> the kind that combines its partials: the records' `splittable` kinds combine with themselves
+SPLIT_KINDS = {k: k for k, r in REDUCTIONS.items() if r.splittable}
 
 
 class _Dynamic:
@@ -33,85 +38,35 @@ def splittable(ectx: EntryCtx, kind: str, axes: tuple) -> bool:
     return ectx.options.num_threads > 1 and kind in SPLIT_KINDS and bool(axes)
 
 
-def split_reduce(
-    ectx: EntryCtx,
-    shape,
-    axes,
-    kind,
-    dtype,
-    block,
-    ins,
-    in_infos,
-    out_info,
-    slots,
-    kept_dims,
-    out: Desc,
-    keepdims: bool,
-) -> None:
-    """Emit the chunked path; `slots` is the ordinary argument block (its output part is replaced)."""
-    from .graph_ops import identity_body, run_reduce
-
+def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list) -> Desc:
+    """Emit the chunked pass of reduction `spec` (whose ordinary argument block is `slots`: its
+    output part is replaced) and return the (T, kept...) partials, for the caller to reduce over
+    their first axis with SPLIT_KINDS[spec.kind]."""
     b = ectx.builder
+    shape, axes = spec.shape, spec.axes
     r, a0 = len(shape), axes[0]
     nt = ectx.options.num_threads
     kept = [k for k in range(r) if k not in axes]
     kshape = list(shape)
     kshape[a0] = _Dynamic()
-    kern = emit_reduce(
-        ectx.module,
-        ectx.target,
-        ectx.kernel_name("redpart"),
-        tuple(kshape),
-        axes,
-        kind,
-        dtype,
-        block,
-        in_infos,
-        out_info,
-        ectx.helpers,
-    )
-    part_t = TensorType(dtype, (nt,) + tuple(shape[k] for k in kept))
-    part = ectx.alloc(part_t)
-    n_in = len(ins)
+    kspec = replace(spec, shape=tuple(kshape))
+    kern = emit_reduce(ectx.module, ectx.target, ectx.kernel_name("redpart"), kspec, ectx.helpers)
+    part = ectx.alloc(TensorType(spec.acc_dtype, (nt,) + tuple(shape[k] for k in kept)))
+    n_in = len(spec.inputs)
     base = list(slots[:n_in]) + [part.data] + list(slots[n_in + 1 : n_in + 1 + r])
     base += list(slots[n_in + 1 + r : n_in + 1 + r + n_in * r])
     base += [i64(0) if k in axes else part.strides[1 + kept.index(k)] for k in range(r)]
     n0 = slots[n_in + 1 + a0]
     chunk = b.sdiv(b.add(n0, i64(nt - 1)), i64(nt))
     kept_total = ectx.numel(kept_dims)
-    itemsizes = [memory_type(d.dtype).get_abi_size(_td(ectx)) for d in ins]
-    out_item = memory_type(dtype).get_abi_size(_td(ectx))
+    itemsizes = [ectx.itemsize(info.dtype) for info in spec.inputs]
+    out_item = ectx.itemsize(spec.acc_dtype)
     extra = [n0, chunk, kept_total, i64(out_item)] + [i64(s) for s in itemsizes]
     wrapper = _wrapper(ectx, kern, n_in, r, a0)
     # `total` is the chunk count; the work that decides threading is every element reduced
     work = ectx.numel(list(slots[n_in + 1 : n_in + 1 + r]))
     ectx.call_kernel(wrapper, base + extra, i64(nt), 1, work=work)
-    kept_static = tuple(out.static_shape[k] for k in kept) if keepdims else tuple(out.static_shape)
-    view = Desc(
-        out.dtype,
-        out.data,
-        [out.shape[k] for k in kept] if keepdims else list(out.shape),
-        [out.strides[k] for k in kept] if keepdims else list(out.strides),
-        kept_static,
-    )
-    run_reduce(
-        ectx,
-        part_t.shape,
-        (0,),
-        SPLIT_KINDS[kind],
-        dtype,
-        False,
-        identity_body(dtype, dtype),
-        [part],
-        view,
-        allow_split=False,
-    )
-
-
-def _td(ectx: EntryCtx):
-    from .targets.base import create_target_machine
-
-    return create_target_machine(ectx.target).target_data
+    return part
 
 
 def _wrapper(ectx: EntryCtx, kern: L.Function, n_in: int, r: int, a0: int) -> L.Function:

@@ -8,8 +8,8 @@ are dropped after their last use (like torch.fx's Interpreter), so peak memory f
 
 Fused kernels run on whole arrays: operands are broadcast to the kernel's `shape`, the body's
 scalar ops run elementwise on arrays through the same references, and kernel.reduce combines the
-yielded array over `axes` with the numpy function of its `kind`. kernel.fft runs its prologue like a
-kernel.elementwise body, the transform's reference on the result, then its epilogue on that.
+yielded array over `axes` as its kind's record (ir.reductions) says. kernel.fft runs its prologue
+like a kernel.elementwise body, the transform's reference on the result, then its epilogue on that.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import numpy as np
 
 from .core import Block, Func, Module, Operation, Value
 from .opdef import MissingRule, lookup
+from .reductions import REDUCTIONS
 from .structural import inner_fft
 from .symbols import is_static, sympy
 from .types import ScalarType, TensorType
@@ -253,44 +254,11 @@ def _run_elementwise(frame: _Frame, op: Operation, operands: list) -> list:
     return [np.array(y) for y in ys]  # materialise the broadcast views
 
 
-def _arg_reduce(fn: Callable) -> Callable:
-    """argmax/argmin over several axes: the flat (C-order) index within the reduced axes."""
-    def reduce(x, axes, keepdims, dtype):
-        rest = [a for a in range(x.ndim) if a not in axes]
-        moved = np.transpose(x, rest + list(axes))
-        flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
-        out = fn(flat, axis=-1).astype(dtype)
-        if keepdims:
-            out = np.expand_dims(out, tuple(axes))
-        return out
-    return reduce
-
-
-def _ufunc_reduce(ufunc: np.ufunc, accumulate_in_dtype: bool) -> Callable:
-    def reduce(x, axes, keepdims, dtype):
-        kw = {"dtype": dtype} if accumulate_in_dtype else {}
-        return np.asarray(ufunc.reduce(x, axis=axes, keepdims=keepdims, **kw)).astype(dtype, copy=False)
-    return reduce
-
-
-# kind -> fn(array, axes, keepdims, dtype): sums and products accumulate in the result dtype, as numpy does
-REDUCERS: dict[str, Callable] = {
-    "sum": _ufunc_reduce(np.add, True),
-    "prod": _ufunc_reduce(np.multiply, True),
-    "max": _ufunc_reduce(np.maximum, False),
-    "min": _ufunc_reduce(np.minimum, False),
-    "any": _ufunc_reduce(np.logical_or, False),
-    "all": _ufunc_reduce(np.logical_and, False),
-    "argmax": _arg_reduce(np.argmax),
-    "argmin": _arg_reduce(np.argmin),
-}
-
-
 def _run_reduce(frame: _Frame, op: Operation, operands: list) -> list:
     shape, (y,) = _kernel_body(frame, op, operands)
     axes = tuple(sorted({a % len(shape) for a in op.attrs["axes"]})) if shape else ()
     dtype = op.attrs["dtype"].numpy
-    return [REDUCERS[op.attrs["kind"]](y, axes, bool(op.attrs["keepdims"]), dtype)]
+    return [REDUCTIONS[op.attrs["kind"]].reduce(y, axes, bool(op.attrs["keepdims"]), dtype)]
 
 
 def _run_fft(frame: _Frame, op: Operation, operands: list) -> list:

@@ -1,9 +1,11 @@
 """The op registry. Each op is defined once (see aot/ops/): every stage looks its facets up here.
 
 An OpDef holds what the dialect itself needs (arity, attributes, dtype rule, symbolic shape rule,
-numpy reference, traits) and slots for the facets of later stages (VJP, JVP, batching, CPU and GPU
-lowering, decomposition). `ir` never interprets the later facets; it only stores them, so that an
-op is added by writing one row.
+numpy reference, traits) and the facts later stages key on: the numpy names the front end
+translates, the recomputation cost fusion weighs, the C math function codegen calls, whether an
+instance can raise, and slots for the transforms (VJP, JVP, batching). `ir` only stores the later
+facets; tests/ops/test_registry.py checks that every row has each facet a stage needs, or a marker
+saying why not, so that an op is added by writing one row.
 """
 from __future__ import annotations
 
@@ -22,6 +24,18 @@ class _Required:
 
 
 REQUIRED: Any = _Required()
+
+
+# recomputation costs (OpDef.cost), relative to an add
+COST_CHEAP = 1
+COST_DIVISION = 3  # a division or square root
+COST_TRANSCENDENTAL = 8  # a libm/libmvec call
+
+# reasons a row may lack a facet a stage needs (OpDef.markers keys)
+MARKERS = {
+    "no_frontend_name": "no numpy callable translates to it (the front end builds it otherwise)",
+    "not_differentiable": "the op has no derivative (comparisons, predicates, integer ops)",
+}
 
 
 class OpError(ValueError):
@@ -48,15 +62,25 @@ class OpDef:
     # structural ops compute their own result types and checks
     infer: Callable[..., list[Type]] | None = None  # (operand_types, attrs, regions) -> result types
     verify: Callable[..., None] | None = None  # (op) -> None, raises OpError
-    # facets of later stages, filled by the op's row; `ir` only stores them
+    # the transforms' rules (reverse/forward derivative, vmap), filled by the rows when the transforms
+    # land; `ir` only stores them
     vjp: Any = None
     jvp: Any = None
     batch: Any = None
-    llvm: Any = None
-    gpu: Any = None
-    decomposition: Any = None
-    numpy_names: tuple[str, ...] = ()
+    numpy_names: tuple[str, ...] = ()  # numpy callables (dotted below numpy) the front end maps here
     doc: str = ""
+    # cost of recomputing one scalar instance inside a fused loop, in adds (COST_*): fusion inlines
+    # a value into several kernels only while its cone is cheap
+    cost: int = 1
+    # the C math library function (scalar libm, vector libmvec) computing the real floating case;
+    # codegen lowers rows that name one through a single rule
+    libm: str | None = None
+    # facet -> why this row has none (see MARKERS); the registry tests accept a marked gap only
+    markers: dict[str, str] = field(default_factory=dict)
+    # (op) -> bool: whether this instance can hit an error numpy raises (an out-of-bounds index, an
+    # integer power with a negative exponent); None: never. DCE keeps such ops, fusion keeps them
+    # where an error path exists.
+    raises: Callable[..., bool] | None = None
 
     def has(self, trait: str) -> bool:
         return trait in self.traits
@@ -92,6 +116,12 @@ def register(opdef: OpDef) -> OpDef:
         raise ValueError(f"op {opdef.name!r} is defined twice")
     OPDEFS[opdef.name] = opdef
     return opdef
+
+
+def may_raise(op: Any) -> bool:
+    """Whether computing `op` can raise an error that numpy raises (its row's `raises` rule)."""
+    d = OPDEFS.get(op.name)
+    return d is not None and d.raises is not None and bool(d.raises(op))
 
 
 def lookup(name: str) -> OpDef:

@@ -5,21 +5,22 @@ kernel.elementwise(%in...) {shape}: one loop nest over `shape`; each operand bro
 in `yield` of the scalar results; results are tensors of `shape` with the yielded dtypes.
 
 kernel.reduce(%in...) {shape, axes, kind, keepdims, dtype}: iterate `shape`, compute the region's
-yielded scalar per element and combine over `axes` with `kind` (sum, prod, max, min, any, all,
-argmax, argmin); the result has the reduced shape and `dtype`. The body of sum/prod yields the
-result dtype (cast in the body where numpy accumulates wider); the body of max/min/argmax/argmin/
-any/all yields the operand dtype (any/all test against zero themselves: a cast of complex to bool
-first would keep only the real part).
+yielded scalar per element and combine over `axes` with `kind` (a key of ir.reductions.REDUCTIONS:
+sum, prod, max, min, any, all, argmax, argmin); the result has the reduced shape and `dtype`. The
+body of a kind with `body_in_result_dtype` (sum, prod) yields the result dtype (cast in the body
+where numpy accumulates wider); the others' bodies yield the operand dtype (any/all test against
+zero themselves: a cast of complex to bool first would keep only the real part).
 """
 from __future__ import annotations
 
 from .core import Operation, Value
 from .dtypes import DType
 from .opdef import REQUIRED, OpDef, OpError, broadcast_shapes, infer_result_types, register
+from .reductions import REDUCTIONS
 from .symbols import dims_equal
 from .types import ScalarType, TensorType
 
-REDUCE_KINDS = ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin")
+REDUCE_KINDS = tuple(REDUCTIONS)  # the kinds kernel.reduce accepts: one record each in ir/reductions.py
 FFT_KINDS = ("fft", "rfft", "irfft")
 
 

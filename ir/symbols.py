@@ -121,18 +121,10 @@ def exact_ratio(expr):
     return (num, den) if num.is_integer and den.is_integer else None
 
 
-_INT_NODES = ("Add", "Mul", "Max", "Min", "Mod", "FloorDiv", "floor")  # codegen.entry.emit_sym_expr's
-
-
 def int_emittable(expr) -> bool:
-    """Whether generated code can compute the integer size expression `expr` (the node kinds of
-    codegen.entry.emit_sym_expr; powers only with constant exponents)."""
-    if isinstance(expr, int) or expr.is_Integer or expr.is_Symbol:
-        return True
-    name = type(expr).__name__
-    if name == "Pow":
-        return expr.exp.is_Integer and int(expr.exp) >= 0 and int_emittable(expr.base)
-    if name == "floor":  # floor(n/d) of integer n and d
-        num, den = sympy().together(expr.args[0]).as_numer_denom()
-        return int_emittable(num) and int_emittable(den)
-    return name in _INT_NODES and all(int_emittable(a) for a in expr.args)
+    """Whether generated code can compute the integer size expression `expr`: the operations
+    ir.size_render.INTEGER_OPS (what codegen/llvm/sizes.py emits; powers only with constant
+    exponents)."""
+    from .size_render import int_renderable
+
+    return int_renderable(expr)

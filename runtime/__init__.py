@@ -11,9 +11,21 @@ import os
 
 import numpy as np
 
-from .buffers import ARRAY_LAYOUT, ENTRY_TYPE, TRAMPOLINE_TYPE, ArgPacker, ArgSpec, Signature, function_at
+from ir import status
 
-__all__ = ["ArgSpec", "JitFunction", "NativeError", "NativeValueError", "Signature", "default_num_threads", "load"]
+from .buffers import (
+    ARRAY_LAYOUT,
+    ENTRY_TYPE,
+    TRAMPOLINE_TYPE,
+    ArgPacker,
+    ArgSpec,
+    Signature,
+    function_at,
+    readable_layout,
+)
+
+__all__ = ["ArgSpec", "JitFunction", "NativeError", "NativeMemoryError", "NativeValueError", "Signature",
+           "default_num_threads", "load"]
 
 
 class NativeError(RuntimeError):
@@ -28,11 +40,26 @@ class NativeZeroDivisionError(NativeError, ZeroDivisionError):
     """A size expression of the compiled code divided by a size that is zero at run time."""
 
 
-_PYTHON_ERRORS = {3: NativeValueError, 4: NativeZeroDivisionError}  # raised as Python/numpy raise them
+class NativeMemoryError(NativeError, MemoryError):
+    """An intermediate buffer could not be allocated (numpy raises MemoryError there too)."""
 
-# status codes of the entry ABI (codegen/entry.py STATUS)
-_STATUS = {1: "out of memory allocating an intermediate buffer", 2: "index out of range",
-           3: "Integers to negative integer powers are not allowed.", 4: "division by zero"}
+
+class NativeIndexError(NativeError, IndexError):
+    """Generated code found an index out of bounds (numpy's IndexError of np.take and indexing)."""
+
+
+# the Python exception class (ir/status.py EntryStatus.python_error) -> the one raised
+_NATIVE_ERRORS = {"MemoryError": NativeMemoryError, "IndexError": NativeIndexError,
+                  "ValueError": NativeValueError, "ZeroDivisionError": NativeZeroDivisionError}
+
+
+def native_error(name: str, rc: int) -> NativeError:
+    """The exception for an entry function's status `rc` (ir/status.py ENTRY; `name`: the function)."""
+    s = status.ENTRY_BY_CODE.get(rc)
+    if s is None:
+        return NativeError(f"{name}: native error code {rc}")
+    cls = _NATIVE_ERRORS.get(s.python_error, NativeError)
+    return cls(s.message) if s.own_message else cls(f"{name}: {s.message}")
 
 
 def default_num_threads() -> int:
@@ -59,22 +86,30 @@ class JitFunction:
     `fast` (None for signatures with symbolic dims) is the hot path: `fast(*arrays)` returns the
     outputs like a call does, or None when the arrays are not exactly C-contiguous ndarrays of the
     signature's dtypes and shapes (then call the JitFunction, which checks and handles any strides).
+    `helpers` (codegen.trampolines.HELPERS, which runtime does not import) builds the native call
+    trampolines that check and unpack the arrays in one call; without it `fast` checks in Python
+    and symbolic signatures have none.
     """
 
-    def __init__(self, address: int, signature: Signature, keepalive=None, *, tuple_outputs: bool = False):
+    def __init__(self, address: int, signature: Signature, keepalive=None, *, tuple_outputs: bool = False,
+                 helpers=None):
         self.signature = signature
         self.address = address
         self.tuple_outputs = tuple_outputs
         self._fn = function_at(ENTRY_TYPE, address)
         self._packer = ArgPacker(signature)
         self._keepalive = keepalive
-        trampoline = None
-        if ARRAY_LAYOUT is not None and self._packer.all_static:
-            from .jit import array_trampoline
-
-            trampoline = function_at(TRAMPOLINE_TYPE, array_trampoline(ARRAY_LAYOUT))
-        self._trampoline = trampoline
+        self._helpers = helpers  # codegen.trampolines.HELPERS: native argument checks (else in Python)
+        self._trampoline = self._array_trampoline(strided=False) if self._packer.all_static else None
         self.fast = self.fast_function(unwrap=not tuple_outputs)
+
+    def _array_trampoline(self, strided: bool):
+        if ARRAY_LAYOUT is None or self._helpers is None:
+            return None
+        from .jit import array_trampoline
+
+        addr = array_trampoline(ARRAY_LAYOUT, strided, self._helpers)
+        return None if addr is None else function_at(TRAMPOLINE_TYPE, addr)
 
     def fast_function(self, unwrap: bool, guard=None):
         """A `fast` returning one array (`unwrap`, one output) or a tuple. Static signatures check
@@ -83,16 +118,15 @@ class JitFunction:
         p = self._packer
         if p.all_static:
             return p.fast_function(self.address, self._trampoline, self._fail, unwrap)
-        if guard is None or ARRAY_LAYOUT is None:
+        strided = self._array_trampoline(strided=True) if guard is not None else None
+        if strided is None:
             return None
-        from .jit import array_trampoline
-
-        strided = function_at(TRAMPOLINE_TYPE, array_trampoline(ARRAY_LAYOUT, strided=True))
         return p.strided_fast_function(self.address, strided, self._fail, unwrap, guard)
 
     def returning_tuples(self) -> JitFunction:
         """The same function, always returning a tuple of outputs."""
-        return JitFunction(self.address, self.signature, self._keepalive, tuple_outputs=True)
+        return JitFunction(self.address, self.signature, self._keepalive, tuple_outputs=True,
+                           helpers=self._helpers)
 
     def __call__(self, *args):
         if self.fast is not None:
@@ -102,15 +136,12 @@ class JitFunction:
         return self._call_general(args)
 
     def _fail(self, rc: int):
-        if rc in _PYTHON_ERRORS:  # Python's and numpy's own messages: the symbol name means nothing here
-            raise _PYTHON_ERRORS[rc](_STATUS[rc])
-        raise NativeError(f"{self.signature.name}: {_STATUS.get(rc, f'native error code {rc}')}")
+        raise native_error(self.signature.name, rc)
 
     def _call_general(self, args):
         p = self._packer
-        # generated code reads native byte order: swap other arrays (same values, numpy's dtype rules)
-        args = [a.astype(a.dtype.newbyteorder("=")) if isinstance(a, np.ndarray) and not a.dtype.isnative else a
-                for a in args]
+        # copies with the same values where the code could not read them (byte order, alignment)
+        args = [readable_layout(a) if isinstance(a, np.ndarray) else a for a in args]
         env = p.check(args)
         outs = [np.empty(shape, dt) for shape, dt in zip(p.output_shapes(env), p.out_dtypes, strict=False)]
         data, meta = p.pack(list(args) + outs)
@@ -120,10 +151,11 @@ class JitFunction:
         return outs[0] if len(outs) == 1 and not self.tuple_outputs else tuple(outs)
 
 
-def load(llvm_ir, entry: str, signature: Signature, *, optimize: bool = True) -> JitFunction:
-    """JIT-compile `llvm_ir` (text, llvmlite module or binding ModuleRef) and wrap `entry`."""
+def load(llvm_ir, entry: str, signature: Signature, *, optimize: bool = True, helpers=None) -> JitFunction:
+    """JIT-compile `llvm_ir` (text, llvmlite module or binding ModuleRef) and wrap `entry` (`helpers`:
+    see JitFunction)."""
     from .jit import default_engine
 
     engine = default_engine()
     name = engine.add(llvm_ir, optimize=optimize, entries=[entry])[entry]
-    return JitFunction(engine.address(name), signature)
+    return JitFunction(engine.address(name), signature, helpers=helpers)

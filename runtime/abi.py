@@ -10,6 +10,10 @@ A library for function NAME exports (see DESIGN.md, "Native calling convention a
     const char *NAME_target(void);
     int         NAME_set_num_threads(int32_t n);
 
+Data must be in the host's byte order (DLPack has no byte-order field, so the library cannot
+check it; aot_load converts other arrays) and aligned to the element size (checked:
+AOT_STATUS_INVALID_ARGUMENT).
+
 This file is plain data and text: `LibrarySpec` describes one function (dims already rendered as
 C expressions by the caller), `header_text` writes NAME.h. The validating wrapper around the
 internal entry ABI (codegen/entry.py) is in runtime/abi_wrapper.py.
@@ -19,6 +23,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from ir import status
 
 ABI_VERSION = 1
 
@@ -38,17 +44,9 @@ DTYPES = {
 }
 SHORT_TO_NUMPY = {short: np_name for np_name, (short, _, _) in DTYPES.items()}
 
-# return codes (also in every header, as AOT_STATUS_*)
-STATUS = {
-    0: ("OK", "success"),
-    1: ("INVALID_ARGUMENT",
-        "bad argument count, NULL pointer, rank, dtype, device or byte offset, or a value numpy rejects"),
-    2: ("SHAPE_MISMATCH", "a size disagrees with the signature, a range constraint or a guard"),
-    3: ("OUT_OF_MEMORY", "an intermediate buffer could not be allocated"),
-    4: ("INDEX_OUT_OF_RANGE", "an index read from an input is out of range"),
-    5: ("INTERNAL", "the generated code returned an unknown status"),
-}
-STATUS_CODE = {name: code for code, (name, _) in STATUS.items()}
+# return codes (also in every header, as AOT_STATUS_*), from the one table of status codes
+STATUS = {s.code: (s.name, s.doc) for s in status.LIBRARY}  # code -> (name, doc)
+STATUS_CODE = dict(status.LIBRARY_CODE)  # name -> code
 
 _C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _C_KEYWORDS = frozenset(
@@ -183,7 +181,8 @@ typedef struct {{ int32_t device_type; int32_t device_id; }} DLDevice;
 typedef enum {{ kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLComplex = 5, kDLBool = 6 }} DLDataTypeCode;
 typedef struct {{ uint8_t code; uint8_t bits; uint16_t lanes; }} DLDataType;
 typedef struct {{
-  void *data;          /* start of the allocation; element (0,...,0) is at data + byte_offset */
+  void *data;          /* start of the allocation; element (0,...,0) is at data + byte_offset,
+                          aligned to the element size; elements in the host's byte order */
   DLDevice device;     /* must be kDLCPU (or kDLCUDAHost: pinned host memory) */
   int32_t ndim;        /* rank */
   DLDataType dtype;    /* lanes must be 1 */
@@ -228,9 +227,12 @@ extern "C" {{
  *   outputs    {n_out} descriptors allocated by the caller, shapes as {name}_output_shapes gives:
 {out_docs}
  *   n_outputs  must be {n_out}
- * Every input is checked (count, NULL pointers, device, rank, dtype, byte_offset alignment, sizes
- * against the signature, the ranges and the guards above). Not checkable, so the caller's duty:
- * every element the shape and strides reach lies in memory it owns, and outputs overlap no input.
+ * Every input and output is checked (count, NULL pointers, device, rank, dtype, sizes against the
+ * signature, the ranges and the guards above, and that data + byte_offset is aligned to the element
+ * size -- for complex types to the size of one part -- as the generated loads assume). Not
+ * checkable, so the caller's duty: every element the shape and strides reach lies in memory it
+ * owns, elements are in the host's byte order (a DLTensor has no byte-order field: big-endian data
+ * on a little-endian host would be read as wrong numbers), and outputs overlap no input.
  * Returns AOT_STATUS_OK, or another AOT_STATUS_* code with a message in {name}_last_error(). */
 int {name}(const DLTensor *inputs, int32_t n_inputs, DLTensor *outputs, int32_t n_outputs);
 

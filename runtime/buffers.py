@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from dataclasses import dataclass
 
 import _cffi_backend as _cffi  # the cffi runtime itself: cffi.FFI() would import pycparser (~30 ms)
@@ -35,8 +36,12 @@ def int64_array(values: list[int]):
     return _cffi.newp(_I64_ARRAY, values)
 
 
-# names sympy prints in size expressions (str(expr)), evaluated on Python ints
+# the names that size expressions in Python call: ir.size_render.python_source's (max, min, math),
+# and those of sympy's own printing (str(expr)) in hand-written signatures
 _SHAPE_FUNCS = {
+    "max": max,
+    "min": min,
+    "math": math,
     "floor": math.floor,
     "ceiling": math.ceil,
     "Max": max,
@@ -46,8 +51,11 @@ _SHAPE_FUNCS = {
 }
 
 
-# PyArrayObject_fields (numpy's public struct, the same in numpy 1.x and 2.x on 64-bit targets)
-_NUMPY_LAYOUT = (("type", 8), ("data", 16), ("nd", 24), ("dims", 32), ("strides", 40), ("descr", 56))
+# PyArrayObject_fields (numpy's public struct, the same in numpy 1.x and 2.x on 64-bit targets): the
+# fields the native helpers read, ir.abi_slots.ARRAY_FIELDS (not imported here: `import runtime`,
+# e.g. by aot_load, does not need the ir package)
+_NUMPY_LAYOUT = (("type", 8), ("data", 16), ("nd", 24), ("dims", 32), ("strides", 40), ("descr", 56),
+                 ("flags", 64))
 
 
 def _probe_array_layout() -> tuple[tuple[str, int], ...] | None:
@@ -67,9 +75,11 @@ def _probe_array_layout() -> tuple[tuple[str, int], ...] | None:
     def int64s(p, n):
         return [ctypes.c_int64.from_address(p + 8 * k).value for k in range(n)]
 
-    for a in (np.zeros((3, 5), np.float32), np.zeros((7, 2, 9), np.int64)[:, :, ::2]):
+    unaligned = np.frombuffer(bytearray(17), np.float64, 2, offset=1)
+    for a in (np.zeros((3, 5), np.float32), np.zeros((7, 2, 9), np.int64)[:, :, ::2], unaligned):
         plain = (word(a, off["type"]) == id(np.ndarray) and word(a, off["data"]) == a.ctypes.data
                  and ctypes.c_int32.from_address(id(a) + off["nd"]).value == a.ndim
+                 and ctypes.c_int32.from_address(id(a) + off["flags"]).value == a.flags.num
                  and word(a, off["descr"]) == id(a.dtype))
         if not plain or int64s(word(a, off["dims"]), a.ndim) != list(a.shape) \
                 or int64s(word(a, off["strides"]), a.ndim) != list(a.strides):
@@ -80,11 +90,37 @@ def _probe_array_layout() -> tuple[tuple[str, int], ...] | None:
 ARRAY_LAYOUT = _probe_array_layout()
 
 
+def readable_layout(a: np.ndarray) -> np.ndarray:
+    """`a`, or a copy of it that generated code can read: native byte order (the code reads the
+    host's), elements aligned for their dtype (the code's loads assume it) and strides whole
+    elements (the entry ABI counts strides in elements). numpy's ufuncs copy such arrays too."""
+    if not a.dtype.isnative:
+        return a.astype(a.dtype.newbyteorder("="))  # a new, aligned array with the same values
+    if not a.flags.aligned or (a.itemsize and any(s % a.itemsize for s in a.strides)):
+        return a.copy(order="C")
+    return a
+
+
+def check_array_kind(a, where: str, *, allow_matrix: bool) -> None:
+    """TypeError for ndarray subclasses whose meaning compiled code would silently drop: masked
+    arrays (the mask) and, unless `allow_matrix`, np.matrix (operators with matrix semantics)."""
+    if type(a) is np.ndarray:
+        return
+    ma = sys.modules.get("numpy.ma")  # not imported: no masked array can exist
+    if ma is not None and isinstance(a, ma.MaskedArray):
+        raise TypeError(f"{where} is a masked array: compiled code would ignore its mask; pass "
+                        "np.ma.filled(a, fill_value) or a.data")
+    if not allow_matrix and isinstance(a, np.matrix):
+        raise TypeError(f"{where} is a np.matrix, whose operators (*, **) and reductions differ from "
+                        "ndarray's, which the compiled code implements; pass np.asarray(a)")
+
+
 @dataclass(frozen=True)
 class ArgSpec:
-    """One argument or result: numpy dtype and dims (int, or str: a symbol name or an expression
-    over symbol names such as "2*s0+1", "s0//2" or sympy's printing "floor(s0/2)", "Max(s0, s1)"
-    for results)."""
+    """One argument or result: numpy dtype and dims (int, or str: a symbol name or a Python
+    expression over symbol names for results, as ir.size_render.python_source renders sympy's:
+    "2*s0 + 1", "s0 // 2", "max(s0, s1)"; sympy's own printing "floor(s0/2)", "Max(s0, s1)" is
+    read too)."""
 
     dtype: np.dtype
     shape: tuple
@@ -153,7 +189,7 @@ class ArgPacker:
         outs = [f"a{i}" for i in range(n_in, len(specs))]
         if trampoline is not None and ARRAY_LAYOUT is not None:
             meta_addr = int(_cffi.cast(_INTPTR, self.meta))  # env["meta"] keeps it alive
-            env["call"], env["ctx"] = trampoline, int64_array([entry, len(specs), meta_addr, *self._check_table()])
+            env["call"], env["ctx"] = trampoline, int64_array(self._checked_context(entry, meta_addr))
             ids = ", ".join([f"id(A[{i}])" for i in range(n_in)] + [f"id({o})" for o in outs])
             lines.append(f"    rc = call(ctx, [{ids}])")
             lines.append("    if rc:")
@@ -164,7 +200,8 @@ class ArgPacker:
                 env[f"sh{i}"], env[f"dt{i}"] = tuple(s.shape), np.dtype(s.dtype)
                 env[f"st{i}"] = tuple(x * size for x in _c_strides(s.shape))
                 lines.append(f"    if type(A[{i}]) is not ndarray or A[{i}].dtype != dt{i} or "
-                             f"A[{i}].shape != sh{i} or A[{i}].strides != st{i}: return None")
+                             f"A[{i}].shape != sh{i} or A[{i}].strides != st{i} or not A[{i}].flags.aligned: "
+                             "return None")
             env["call"] = function_at(ENTRY_TYPE, entry)
             ptrs = ", ".join([f"A[{i}].ctypes.data" for i in range(n_in)] + [f"{o}.ctypes.data" for o in outs])
             lines.append(f"    rc = call([{ptrs}], meta)")
@@ -204,11 +241,13 @@ class ArgPacker:
                 dims.append(f"int({d})")
             env[f"dt{j}"] = np.dtype(s.dtype)
             lines.append(f"    o{j} = empty(({', '.join(dims)}{',' if len(dims) == 1 else ''}), dt{j})")
-        table = [id(np.ndarray), n_in]
-        for n, s in enumerate(sig.inputs + sig.outputs):
-            table += [id(np.dtype(s.dtype)) if n < n_in else 0, s.rank, self.itemsizes[n]]
-        n_meta = max(1, self.n_meta)
-        env["ctx"] = int64_array([entry, len(sig.inputs + sig.outputs), n_meta, *table])
+        from ir.abi_slots import STRIDED_CALL
+
+        records = [{"descr": id(np.dtype(s.dtype)) if n < n_in else 0, "rank": s.rank,
+                    "itemsize": self.itemsizes[n]} for n, s in enumerate(sig.inputs + sig.outputs)]
+        env["ctx"] = int64_array(STRIDED_CALL.pack(records, entry=entry, n_objects=self.n_data,
+                                                   n_meta=max(1, self.n_meta), ndarray_type=id(np.ndarray),
+                                                   n_inputs=n_in))
         outs = [f"o{j}" for j in range(len(sig.outputs))]
         ids = ", ".join([f"id(A[{i}])" for i in range(n_in)] + [f"id({o})" for o in outs])
         lines += [f"    rc = call(ctx, [{ids}])", "    if rc:", "        if rc < 0: return None",
@@ -217,13 +256,17 @@ class ArgPacker:
         exec(compile("\n".join(lines), f"<strided fast call {sig.name}>", "exec"), env)
         return env["fast"]
 
-    def _check_table(self) -> list[int]:
-        """aot_call_checked's check table: ndarray's type, the input count, then per input its dtype
-        object, rank, dims and C-contiguous strides in bytes."""
-        table = [id(np.ndarray), self.n_in]
-        for s, size in zip(self.sig.inputs, self.itemsizes, strict=False):
-            table += [id(np.dtype(s.dtype)), len(s.shape), *s.shape, *(x * size for x in _c_strides(s.shape))]
-        return table
+    def _checked_context(self, entry: int, meta: int) -> list[int]:
+        """aot_call_checked's context (ir.abi_slots.CHECKED_CALL): the entry, the object count, the
+        static meta array, ndarray's type, the input count, then per input its dtype object, rank,
+        dims and C-contiguous strides in bytes."""
+        from ir.abi_slots import CHECKED_CALL
+
+        records = [{"descr": id(np.dtype(s.dtype)), "rank": len(s.shape), "dims": s.shape,
+                    "strides": [x * size for x in _c_strides(s.shape)]}
+                   for s, size in zip(self.sig.inputs, self.itemsizes, strict=False)]
+        return CHECKED_CALL.pack(records, entry=entry, n_objects=self.n_data, meta=meta,
+                                 ndarray_type=id(np.ndarray), n_inputs=self.n_in)
 
     def check(self, args) -> dict:
         """Validate the inputs; returns the symbol bindings."""
@@ -233,6 +276,7 @@ class ArgPacker:
         for i, a in enumerate(args):
             if not isinstance(a, np.ndarray):
                 raise TypeError(f"{sig.name}(): argument #{i} must be a numpy array, got {type(a).__name__}")
+            check_array_kind(a, f"{sig.name}(): argument #{i}", allow_matrix=False)
             if a.dtype != self.in_dtypes[i]:
                 raise TypeError(
                     f"{sig.name}(): argument #{i} has dtype {a.dtype}, expected {self.in_dtypes[i]}"

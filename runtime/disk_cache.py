@@ -3,7 +3,9 @@
 Loading native code from a cache is running code, so: the directory is created private to the
 user (0700) and never used when other users can write to it or it is owned by someone else;
 entries are written atomically (temp file + rename) with a SHA-256 of the payload in a header, and
-checked before use. A corrupt entry is discarded (and the caller rebuilds it).
+checked before use. A corrupt entry is discarded (and the caller rebuilds it), as is one that
+fails the caller's `check` (object code: runtime.elf.check_object, which MCJIT needs: it would
+crash on a truncated object, whatever wrote it).
 """
 from __future__ import annotations
 
@@ -62,7 +64,9 @@ class DiskCache:
             raise ValueError(f"cache key must be a hex digest, got {key!r}")
         return self._dir() / key[:2] / f"{key}.bin"
 
-    def get(self, key: str) -> bytes | None:
+    def get(self, key: str, check=None) -> bytes | None:
+        """The entry's bytes, or None (missing, or discarded: corrupt, or `check(data)` raised
+        ValueError)."""
         try:
             path = self.path_of(key)
         except UnsafeCacheDir as e:
@@ -73,6 +77,13 @@ class DiskCache:
         except FileNotFoundError:
             return None
         data = _unpack(blob)
+        if data is not None and check is not None:
+            try:
+                check(data)
+            except ValueError as e:
+                log.warning("discarding unusable cache entry %s: %s", path, e)
+                path.unlink(missing_ok=True)
+                return None
         if data is None:
             log.warning("discarding corrupt cache entry %s", path)
             path.unlink(missing_ok=True)

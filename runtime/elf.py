@@ -1,14 +1,29 @@
 """Just enough ELF reading to inspect what aot builds: the header, a library's DT_NEEDED list and
-the symbol versions it needs."""
+the symbol versions it needs; and the checks that make a file safe to hand to the system loader
+or to MCJIT (`check_shared_object`, `check_object`): both map or read the ranges the headers name
+without checking them against the file, so a truncated file ends the process (SIGBUS, SIGSEGV)."""
 
 from __future__ import annotations
 
+import functools
+import logging
 import struct
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+log = logging.getLogger(__name__)
+
 MACHINES = {3: "x86", 62: "x86-64", 40: "arm", 183: "aarch64", 243: "riscv", 21: "ppc64"}
 TYPES = {1: "relocatable", 2: "executable", 3: "shared object", 4: "core"}
+ET_REL, ET_DYN = 1, 3
+PT_LOAD = 1
+SEGMENTS = {1: "PT_LOAD", 2: "PT_DYNAMIC", 3: "PT_INTERP", 4: "PT_NOTE", 7: "PT_TLS"}
+SHT_NOBITS = 8
+
+
+class ElfError(ValueError):
+    """The bytes are not a well-formed ELF file of the kind and machine expected."""
 
 
 @dataclass(frozen=True)
@@ -21,11 +36,13 @@ class ElfHeader:
 
 
 def read_header(data: bytes) -> ElfHeader:
-    if len(data) < 64 or data[:4] != b"\x7fELF":
-        raise ValueError("not an ELF file")
+    if data[:4] != b"\x7fELF":
+        raise ElfError("not an ELF file")
+    if len(data) < 64:  # the 64-bit header's size: every header field read below lies inside it
+        raise ElfError(f"ELF header truncated ({len(data)} bytes)")
     bits = {1: 32, 2: 64}.get(data[4])
     if bits is None or data[5] not in (1, 2):
-        raise ValueError("unknown ELF class or byte order")
+        raise ElfError("unknown ELF class or byte order")
     end = "<" if data[5] == 1 else ">"
     etype, machine = struct.unpack_from(end + "HH", data, 16)
     return ElfHeader(
@@ -33,16 +50,96 @@ def read_header(data: bytes) -> ElfHeader:
     )
 
 
+@functools.cache
+def host_header() -> ElfHeader | None:
+    """The ELF header of this process's own executable: the class, byte order and machine that
+    code loaded into it must have (None where it cannot be read: no machine check then)."""
+    for exe in ("/proc/self/exe", sys.executable):
+        try:
+            with open(exe, "rb") as f:
+                return read_header(f.read(64))
+        except (OSError, ElfError):
+            continue
+    log.debug("cannot read this process's ELF header: loaded files are not checked for the machine")
+    return None
+
+
+def _check_kind(hdr: ElfHeader, etype: int) -> None:
+    """ElfError unless `hdr` is a 64-bit file of type `etype` for the host's machine and byte order."""
+    if hdr.bits != 64:
+        raise ElfError(f"a {hdr.bits}-bit ELF file; aot reads 64-bit ones only")
+    if hdr.type != TYPES[etype]:
+        raise ElfError(f"an ELF {hdr.type}, not a {TYPES[etype]}")
+    host = host_header()
+    if host is not None and (hdr.machine_code, hdr.little_endian) != (host.machine_code, host.little_endian):
+        order = {True: "little-endian", False: "big-endian"}
+        raise ElfError(f"built for {hdr.machine} ({order[hdr.little_endian]}); this machine is "
+                       f"{host.machine} ({order[host.little_endian]})")
+
+
+def _table(data: bytes, off: int, entsize: int, num: int, want_size: int, what: str) -> None:
+    """ElfError unless a header table (program or section headers) lies inside the file."""
+    if num and entsize != want_size:
+        raise ElfError(f"{what} entries are {entsize} bytes, expected {want_size}")
+    if num and (off <= 0 or off + num * entsize > len(data)):
+        raise ElfError(f"{what} (offset {off}, {num} x {entsize} bytes) runs past the end of the file "
+                       f"({len(data)} bytes): truncated?")
+
+
+def _section_headers(data: bytes, end: str) -> list[tuple]:
+    """The section headers, their table checked against the file size."""
+    (shoff,) = struct.unpack_from(end + "Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", data, 0x3A)
+    _table(data, shoff, shentsize, shnum, 64, "the section header table")
+    if shnum and shstrndx >= shnum:
+        raise ElfError(f"section name table index {shstrndx} is not below the section count {shnum}")
+    return [struct.unpack_from(end + "IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+
+
+def check_shared_object(data: bytes) -> None:
+    """ElfError unless `data` is a complete 64-bit shared object for this machine: the header,
+    the program header table, every segment's file range (PT_LOAD ones are what the loader maps
+    without checking them) and the section header table all inside the file."""
+    hdr = read_header(data)
+    _check_kind(hdr, ET_DYN)
+    end = "<" if hdr.little_endian else ">"
+    (phoff,) = struct.unpack_from(end + "Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from(end + "HH", data, 0x36)
+    if phnum == 0:
+        raise ElfError("no program headers: nothing to load")
+    _table(data, phoff, phentsize, phnum, 56, "the program header table")
+    for i in range(phnum):
+        ptype, _flags, off, _va, _pa, filesz, memsz, _align = struct.unpack_from(
+            end + "IIQQQQQQ", data, phoff + i * phentsize)
+        if off + filesz > len(data):
+            kind = SEGMENTS.get(ptype, f"type {ptype:#x}")
+            raise ElfError(f"segment {i} ({kind}) needs bytes {off}..{off + filesz} of a {len(data)}-byte "
+                           "file: truncated?")
+        if ptype == PT_LOAD and filesz > memsz:
+            raise ElfError(f"segment {i} (PT_LOAD) has more file bytes ({filesz}) than memory ({memsz})")
+    _section_headers(data, end)
+
+
+def check_object(data: bytes) -> None:
+    """ElfError unless `data` is a complete 64-bit relocatable object for this machine: the
+    section header table and every section's contents inside it (MCJIT reads them unchecked)."""
+    hdr = read_header(data)
+    _check_kind(hdr, ET_REL)
+    end = "<" if hdr.little_endian else ">"
+    for i, (_n, stype, _f, _a, off, size, *_rest) in enumerate(_section_headers(data, end)):
+        if stype != SHT_NOBITS and off + size > len(data):
+            raise ElfError(f"section {i} needs bytes {off}..{off + size} of a {len(data)}-byte object: "
+                           "truncated?")
+
+
 def _sections(path: Path) -> tuple[bytes, str, list[tuple]]:
     """(file bytes, struct byte order, section headers) of a 64-bit ELF file."""
     data = path.read_bytes()
     hdr = read_header(data)
     if hdr.bits != 64:
-        raise ValueError(f"{path}: only 64-bit ELF is supported")
+        raise ElfError(f"{path}: only 64-bit ELF is supported")
     end = "<" if hdr.little_endian else ">"
-    (shoff,) = struct.unpack_from(end + "Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from(end + "HH", data, 0x3A)
-    return data, end, [struct.unpack_from(end + "IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    return data, end, _section_headers(data, end)
 
 
 def read_needed(path: Path) -> list[str]:

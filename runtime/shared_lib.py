@@ -36,6 +36,7 @@ from .abi import (
     parse_signature,
 )
 from .abi_wrapper import wrapper_source
+from .buffers import check_array_kind, readable_layout
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,21 @@ class LibraryError(RuntimeError):
     def __init__(self, code: int, message: str):
         super().__init__(message)
         self.code = code
+
+
+class InvalidLibraryError(OSError):
+    """The file is not a complete shared object for this machine (checked before the system
+    loader maps it: a truncated file would end the process there with SIGBUS)."""
+
+
+class LibraryIndexError(LibraryError, IndexError):
+    """An index read from an input is out of bounds (AOT_STATUS_INDEX_OUT_OF_RANGE), where numpy
+    would raise IndexError."""
+
+
+class LibraryMemoryError(LibraryError, MemoryError):
+    """The library could not allocate an intermediate buffer (AOT_STATUS_OUT_OF_MEMORY), where
+    numpy would raise MemoryError."""
 
 
 @dataclass(frozen=True)
@@ -166,10 +182,12 @@ class SharedLibrary:
         if not self.path.is_file():
             raise FileNotFoundError(f"aot_load: no such library: {path}")
         name = library_name(self.path)
+        _check_file(self.path)
+        self._mapped = _fresh_path(self.path)
         self.ffi = cffi.FFI()
         self.ffi.cdef(_CDEF)
         try:
-            self.lib = self.ffi.dlopen(str(self.path))
+            self.lib = self.ffi.dlopen(str(self._mapped))
         except OSError as e:
             raise OSError(f"aot_load: cannot load {self.path}: {e}") from None
         self.name = self._find_name(name)
@@ -200,7 +218,7 @@ class SharedLibrary:
             probe = cffi.FFI()
             probe.cdef(f"int32_t {cand}_abi_version(void);")
             try:
-                getattr(probe.dlopen(str(self.path)), f"{cand}_abi_version")
+                getattr(probe.dlopen(str(self._mapped)), f"{cand}_abi_version")
                 return cand
             except (AttributeError, OSError):
                 continue
@@ -213,7 +231,10 @@ class SharedLibrary:
         return f"<aot library {self.name}{self.signature} at {self.path}>"
 
     def output_shapes(self, *arrays) -> list[tuple]:
-        desc, _keep = self._describe(arrays, self.in_dtypes, 0)
+        return self._output_shapes([self._as_array(a, i) for i, a in enumerate(arrays)])
+
+    def _output_shapes(self, arrays: list) -> list[tuple]:
+        desc, _keep = self._describe(arrays, with_data=False)  # shapes only: any layout will do
         n = sum(self.out_ranks)
         buf = self.ffi.new("int64_t[]", max(1, n))
         self._check(self._shapes(desc, len(arrays), buf))
@@ -224,33 +245,42 @@ class SharedLibrary:
         return out
 
     def __call__(self, *arrays):
-        arrays = tuple(self._as_array(a, i) for i, a in enumerate(arrays))
-        shapes = self.output_shapes(*arrays)
+        # the library reads native byte order, aligned elements, whole-element strides (DLPack
+        # cannot say otherwise): copy other arrays, with the same values, as numpy's ufuncs do
+        arrays = [readable_layout(self._as_array(a, i)) for i, a in enumerate(arrays)]
+        shapes = self._output_shapes(arrays)
         outs = [np.empty(s, d) for s, d in zip(shapes, self.out_dtypes, strict=True)]
-        ins, _keep_in = self._describe(arrays, self.in_dtypes, 0)
-        od, _keep_out = self._describe(outs, self.out_dtypes, len(arrays))
+        ins, _keep_in = self._describe(arrays)
+        od, _keep_out = self._describe(outs)
         self._check(self._fn(ins, len(arrays), od, len(outs)))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _as_array(self, a, i: int) -> np.ndarray:
-        if not isinstance(a, np.ndarray):
-            if i < len(self.in_dtypes):
-                a = np.asarray(a, dtype=self.in_dtypes[i])
-            else:
-                a = np.asarray(a)
-        return a
+        """Input `i` as an ndarray: arrays as they are (np.matrix as its data), Python and numpy
+        scalars and sequences converted to the signature's dtype when numpy's same_kind rule
+        allows (an int list for a float input; not a float list for an int input)."""
+        where = f"{self.name}: input {i}"
+        if isinstance(a, np.ndarray):
+            check_array_kind(a, where, allow_matrix=True)
+            return np.asarray(a)
+        b = np.asarray(a)
+        if i < len(self.in_dtypes):
+            want = self.in_dtypes[i]
+            if b.dtype != want and not np.can_cast(b.dtype, want, "same_kind"):
+                raise TypeError(f"{where}: a {type(a).__name__} of {b.dtype} values does not convert to "
+                                f"{want} (numpy's same_kind rule); pass an array of {want}")
+            b = b.astype(want, copy=False)
+        return b
 
-    def _describe(self, arrays, dtypes, first: int):
-        """DLTensor array for numpy arrays; keeps the cffi buffers alive with the result."""
+    def _describe(self, arrays, with_data: bool = True):
+        """DLTensor array for ndarrays (as readable_layout gives them; data NULL unless
+        `with_data`); keeps the cffi buffers alive with the result."""
         ffi = self.ffi
         desc = ffi.new("DLTensor[]", max(1, len(arrays)))
         keep = []
         for k, a in enumerate(arrays):
-            a = np.asarray(a)
-            if a.itemsize and any(s % a.itemsize for s in a.strides):
-                a = np.ascontiguousarray(a)  # strides must be whole elements in DLPack
             t = desc[k]
-            t.data = ffi.cast("void *", a.__array_interface__["data"][0])
+            t.data = ffi.cast("void *", a.__array_interface__["data"][0] if with_data else 0)
             t.device.device_type, t.device.device_id = 1, 0
             t.ndim = a.ndim
             entry = DTYPES.get(a.dtype.name)
@@ -270,7 +300,42 @@ class SharedLibrary:
             raise TypeError(msg) if ("dtype" in msg or "input(s)" in msg) else ValueError(msg)
         if rc == STATUS_CODE["SHAPE_MISMATCH"]:
             raise ValueError(msg)
+        if rc == STATUS_CODE["OUT_OF_MEMORY"]:
+            raise LibraryMemoryError(rc, msg)
+        if rc == STATUS_CODE["INDEX_OUT_OF_RANGE"]:
+            raise LibraryIndexError(rc, msg)
         raise LibraryError(rc, msg)
+
+
+def _check_file(path: Path) -> None:
+    """InvalidLibraryError naming `path` and what is wrong with it, unless it is a shared object
+    the system loader can map (dlopen does not check segments against the file size)."""
+    from .elf import ElfError, check_shared_object
+
+    try:
+        check_shared_object(path.read_bytes())
+    except ElfError as e:
+        raise InvalidLibraryError(f"aot_load: {path} is not a loadable library: {e}") from None
+
+
+_OPENED: dict[Path, tuple[int, int, int]] = {}  # path -> (device, inode, mtime) of what dlopen mapped there
+_opened_lock = threading.Lock()
+
+
+def _fresh_path(path: Path) -> Path:
+    """What to dlopen for `path`: itself, or, when this process already mapped another file under
+    that name (a library rebuilt in place), a private copy: dlopen would return the old one."""
+    st = path.stat()
+    ident = (st.st_dev, st.st_ino, st.st_mtime_ns)
+    with _opened_lock:
+        seen = _OPENED.setdefault(path, ident)
+    if seen == ident:
+        return path
+    private = Path(tempfile.mkdtemp(prefix="aot-lib-"))  # mode 0700: nobody else can swap the file
+    copy = private / path.name
+    shutil.copyfile(path, copy)
+    log.info("%s was rebuilt since it was loaded; loading a private copy %s", path, copy)
+    return copy
 
 
 def load_library(path: str | os.PathLike) -> SharedLibrary:

@@ -25,6 +25,11 @@ def _has_gpu() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    if not config.getoption("markexpr"):  # slow-marked tests run only when asked for (-m slow)
+        slow = [item for item in items if "slow" in item.keywords]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if "slow" not in item.keywords]
     if _has_gpu():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU")

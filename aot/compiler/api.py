@@ -3,9 +3,15 @@
 A CompiledFunction keeps a list of cache entries, each a compiled artifact with its guards. A call
 flattens its arguments, runs the first entry whose guards hold, and otherwise captures and compiles
 a new entry (recompiling with symbolic dims when a shape guard failed, see policy.py).
+
+The llvm backend compiles on a watchdog thread (watchdog.py): a compile that overruns its budget
+(options["compile_timeout"], $AOT_COMPILE_TIMEOUT, 30 s) leaves its entry running the captured
+graph eagerly with numpy, with one warning, and the native runner replaces it when the compile
+finishes (unless reset() dropped the entry meanwhile; a failed late compile keeps it eager).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import threading
@@ -16,6 +22,7 @@ from typing import Any
 
 from ..fx._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
 from ..logs import artifact_logger
+from . import watchdog
 from .backends import lookup_backend
 from .capture import GraphBreak, capture
 from .guards import build_guards, free_variable_guards, leaf_sources
@@ -44,6 +51,7 @@ class CacheEntry:
     gm: Any
     hits: int = 0
     fast: Any = None  # None: not decided yet; False: none; else fast(*arrays) -> result or None
+    pending: Any = None  # the compile's Future while the entry runs eagerly (it overran its budget)
 
 
 @dataclass
@@ -52,6 +60,7 @@ class CacheStats:
     hits: int = 0
     guard_failures: int = 0
     eager_fallbacks: int = 0
+    compile_timeouts: int = 0
     entries: list = field(default_factory=list)
 
 
@@ -68,6 +77,9 @@ class CompiledFunction:
         self._fullgraph = fullgraph
         self._options = dict(options or {})
         self._limit = cache_size_limit or self._options.pop("cache_size_limit", DEFAULT_CACHE_SIZE_LIMIT)
+        self._timeout = self._options.pop("compile_timeout", None)
+        if self._timeout is not None:
+            watchdog.check_budget(self._timeout)
         self._entries: list[CacheEntry] = []
         self._stats = CacheStats()
         self._lock = threading.RLock()
@@ -124,6 +136,8 @@ class CompiledFunction:
             return self._fall_back(str(e), args, kwargs)
         self._entries.append(entry)
         self._stats.compiles += 1
+        if entry.pending is not None:
+            self._overran(entry)
         return self._run(entry, leaves)
 
     def _note_guard_failure(self, leaves):
@@ -138,9 +152,31 @@ class CompiledFunction:
         if self._eager_reason is None:
             self._eager_reason = reason
             self._stats.eager_fallbacks += 1
-            warnings.warn(f"aot.compile: running {getattr(self._fn, '__qualname__', self._fn)} eagerly "
+            warnings.warn(f"aot.compile: running {self._qualname} eagerly "
                           f"with numpy: {reason}", RuntimeWarning, stacklevel=3)
         return self._fn(*args, **kwargs)
+
+    def _overran(self, entry: CacheEntry) -> None:
+        self._stats.compile_timeouts += 1
+        budget = watchdog.compile_budget(self._timeout)
+        warnings.warn(f"aot.compile: compiling {self._qualname} took longer than its budget of {budget:g} s "
+                      f"(options={{'compile_timeout': seconds}} or {watchdog.ENV_VAR}); running it "
+                      f"eagerly with numpy until the compile finishes in the background",
+                      RuntimeWarning, stacklevel=4)
+        entry.pending.add_done_callback(functools.partial(self._compiled_late, entry))
+
+    def _compiled_late(self, entry: CacheEntry, job) -> None:
+        """An overrun compile finished: its runner replaces the entry's eager one."""
+        with self._lock:
+            index = next((i for i, e in enumerate(self._entries) if e is entry), None)
+            if index is None:  # reset() dropped the entry meanwhile
+                return
+            if job.exception() is not None:
+                entry.pending = None
+                log.warning("aot.compile: the background compile of %s failed; it keeps running "
+                            "eagerly", self._qualname, exc_info=job.exception())
+                return
+            self._entries[index] = dataclasses.replace(entry, runner=job.result(), fast=None, pending=None)
 
     def _compile(self, args, kwargs, leaves, spec) -> CacheEntry:
         dynamic = self._dynamic_for_next()
@@ -155,14 +191,28 @@ class CompiledFunction:
         guards_log.info("guards for %s:\n  %s", getattr(self._fn, "__qualname__", self._fn),
                         "\n  ".join(gset.texts))
         example = [leaves[i] for i in cap.input_index] + [f() for f in cap.lifted]
+        runner, pending = self._build_runner(cap.gm, example)
+        return CacheEntry(gset, runner, cap.input_index, cap.lifted, cap.out_spec, cap.out_template, cap.gm,
+                          pending=pending)
+
+    def _build_runner(self, gm, example):
+        """(runner, None), or for the llvm backend past its budget (gm.forward, the compile's Future)."""
+        if self._backend_name != "llvm":
+            return self._call_backend(gm, example), None
+        budget = watchdog.compile_budget(self._timeout)
+        job = watchdog.submit(self._call_backend, gm, example, name=f"aot-compile {self._qualname}")
+        if watchdog.wait(job, budget):
+            return job.result(), None
+        return gm.forward, job
+
+    def _call_backend(self, gm, example):
         try:
-            runner = self._backend(cap.gm, example, self._options) if self._backend_name == "llvm" \
-                else self._backend(cap.gm, example)
+            return self._backend(gm, example, self._options) if self._backend_name == "llvm" \
+                else self._backend(gm, example)
         except TypeError as e:
             if "positional argument" not in str(e):
                 raise
-            runner = self._backend(cap.gm, example)
-        return CacheEntry(gset, runner, cap.input_index, cap.lifted, cap.out_spec, cap.out_template, cap.gm)
+            return self._backend(gm, example)
 
     def _dynamic_for_next(self):
         """dynamic=True: all dims symbolic; False: none; None: the dims that changed so far."""
@@ -180,7 +230,9 @@ class CompiledFunction:
             "guard_failures": self._stats.guard_failures,
             "eager_fallbacks": self._stats.eager_fallbacks,
             "eager_reason": self._eager_reason,
-            "entries": [{"guards": list(e.guards.texts), "hits": e.hits} for e in self._entries],
+            "compile_timeouts": self._stats.compile_timeouts,
+            "entries": [{"guards": list(e.guards.texts), "hits": e.hits, "compiling": e.pending is not None}
+                        for e in self._entries],
         }
 
     def reset(self) -> None:
@@ -189,6 +241,10 @@ class CompiledFunction:
             self._stats = CacheStats()
             self._eager_reason = None
             self._dynamic_dims.clear()
+
+    @property
+    def _qualname(self) -> str:
+        return getattr(self._fn, "__qualname__", str(self._fn))
 
     @property
     def graphs(self) -> list:

@@ -22,7 +22,7 @@ from ir.symbols import deciding
 
 from .. import frontend
 from ..frontend.core import ops as core_ops
-from ..frontend.methods import ATTRIBUTES, METHODS
+from ..frontend.methods import ATTRIBUTES, BINARY_OPERATORS, COMPARISON_OPERATORS, METHODS, UNARY_OPERATORS
 from ..fx import Graph, GraphModule
 
 _AOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -205,12 +205,11 @@ def _operator(name: str, reflected: bool = False):
     return method
 
 
-_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor")
-for _n in _BINARY:
+for _n in BINARY_OPERATORS:  # the front end's one operator table
     setattr(TracedArray, f"__{_n}__", _operator(_n))
     setattr(TracedArray, f"__r{_n}__", _operator(_n, reflected=True))
     setattr(TracedArray, f"__i{_n}__", _operator(_n))  # functional: rebinds the name, never mutates
-for _n in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert"):
+for _n in (*COMPARISON_OPERATORS, *UNARY_OPERATORS):
     setattr(TracedArray, f"__{_n}__", _operator(_n))
 TracedArray.__hash__ = object.__hash__
 

@@ -50,6 +50,7 @@ class GuardSet:
 
 
 def _rename(text: str, names: list[str] | None) -> str:
+    text = re.sub(r"in \(DT_(\w+), DTS_\w+\)", r"== numpy.\1 (either byte order)", text)
     text = text.replace("DT_", "numpy.")
     if not names:
         return text
@@ -80,7 +81,7 @@ def _leaf_guards(i: int, leaf: Any, kind, dyn_dims: set[int]) -> tuple[list[str]
     """Guard expressions (Python source over L) for one leaf."""
     if kind == "array":
         dims = {d: int(n) for d, n in enumerate(leaf.shape) if d not in dyn_dims}
-        g = [f"isinstance(L[{i}], ndarray)", f"L[{i}].dtype == {_dtype_src(leaf.dtype)}"]
+        g = [f"isinstance(L[{i}], ndarray)", _dtype_guard(i, leaf.dtype)]
         if not dyn_dims:  # one tuple comparison checks the rank and every size
             return g + [f"L[{i}].shape == {tuple(int(n) for n in leaf.shape)!r}"], dims
         g.append(f"L[{i}].ndim == {leaf.ndim}")
@@ -97,6 +98,20 @@ def _leaf_guards(i: int, leaf: Any, kind, dyn_dims: set[int]) -> tuple[list[str]
 
 _DTYPE_NAMES = {np.dtype(t).str: f"DT_{np.dtype(t).name}" for t in
                 (bool, np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128)}
+
+
+# the same dtypes in the other byte order: compiled code reads a copy in native order, so both orders
+# share one entry (the native fast paths check the exact type and leave swapped arrays to the copy)
+_SWAPPED_NAMES = {np.dtype(t).newbyteorder("S").str: f"DTS_{np.dtype(t).name}" for t in
+                  (np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128)}
+
+
+def _dtype_guard(i: int, dt: np.dtype) -> str:
+    native = dt.newbyteorder("=")
+    swapped = _SWAPPED_NAMES.get(native.newbyteorder("S").str)
+    if swapped is None:
+        return f"L[{i}].dtype == {_dtype_src(native)}"
+    return f"L[{i}].dtype in ({_dtype_src(native)}, {swapped})"
 
 
 def _dtype_src(dt: np.dtype) -> str:
@@ -120,7 +135,7 @@ def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, 
     extra_readable = {src: text for src, text in (extra or [])}
     texts += list(extra_readable)
     namespace = {"ndarray": np.ndarray, "dtype": np.dtype, **consts, **(env or {})}
-    namespace.update({name: np.dtype(code) for code, name in _DTYPE_NAMES.items()})
+    namespace.update({name: np.dtype(code) for code, name in (*_DTYPE_NAMES.items(), *_SWAPPED_NAMES.items())})
     shape_texts = []
     if getattr(cap, "dyn", None) is not None:  # symbolic dims: the ShapeEnv's guards, inlined
         flat = [f"L[{i}]" for i in cap.input_index]

@@ -10,6 +10,7 @@ import functools
 import logging
 import threading
 import time
+from concurrent.futures import Future
 
 import ir
 from ir.passes import run_pipeline
@@ -29,6 +30,7 @@ PIPELINE = ("canonicalize", "fold", "canonicalize", "cse", "dce", "fuse", "fuse_
 _loaded: dict[str, int] = {}  # cache key -> entry address in the process-wide JIT engine
 # where this process's native code came from: LLVM runs, disk-cache loads, in-process reuses
 STATS = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
+_in_flight: dict[str, Future] = {}  # cache key -> its address, while one thread compiles it
 _lock = threading.Lock()
 
 
@@ -60,10 +62,11 @@ def facts_of(gm):
 
 
 def signature_of(func: ir.Func, name: str):
+    from ir.size_render import python_source
     from runtime import ArgSpec, Signature
 
-    def spec(t):
-        return ArgSpec(t.dtype.numpy, tuple(d if isinstance(d, int) else str(d) for d in t.shape))
+    def spec(t):  # symbolic dims as Python source (output shapes are computed from it per call)
+        return ArgSpec(t.dtype.numpy, tuple(d if isinstance(d, int) else python_source(d) for d in t.shape))
 
     return Signature(tuple(spec(t) for t in func.arg_types), tuple(spec(t) for t in func.result_types), name)
 
@@ -128,11 +131,11 @@ def compile_graph(gm, example_inputs, options: dict):
 
 
 def load_module(module: ir.Module, options: dict, facts=None):
-    """Native callable for `module`'s function `main`, through the in-process and disk caches."""
-    from codegen import CodegenOptions, compile_object, lower_module
+    """Native callable for `module`'s function `main`, through the in-process and disk caches.
+    Thread-safe. One thread compiles a key, the others wait for it; LLVM runs outside the lock
+    (compiles run on watchdog threads, one of them possibly stuck: compiles of other keys go on)."""
+    from codegen import CodegenOptions
     from runtime import JitFunction, default_num_threads
-    from runtime.disk_cache import DiskCache
-    from runtime.jit import default_engine
 
     target = _host()
     cg = CodegenOptions(num_threads=int(options.get("num_threads") or default_num_threads()))
@@ -142,28 +145,72 @@ def load_module(module: ir.Module, options: dict, facts=None):
     sig = signature_of(func, name)
     with _lock:
         addr = _loaded.get(key)
-        STATS["memory_hits"] += addr is not None
-        if addr is None:
-            engine = default_engine()
-            disk = DiskCache() if options.get("disk_cache", True) else None
-            obj = disk.get(key) if disk is not None else None
-            STATS["disk_hits"] += obj is not None
-            if obj is None:
-                STATS["compiles"] += 1
-                func.name = name
-                try:
-                    with deciding(facts):
-                        llmod = lower_module(module, target, cg)
-                    obj = compile_object(llmod, target)
-                finally:
-                    func.name = "main"
-                if disk is not None:
-                    disk.put(key, obj)
-            _load_fft_kernels(func)
-            engine.add_object(obj)
-            addr = engine.address(name)
-            _loaded[key] = addr
-    return JitFunction(addr, sig)
+        job = _in_flight.get(key) if addr is None else None
+        owner = addr is None and job is None
+        if owner:
+            job = _in_flight[key] = Future()
+        STATS["memory_hits"] += not owner
+    if owner:
+        try:
+            addr = _build(module, key, name, target, cg, options, facts)
+            job.set_result(addr)
+        except BaseException as e:
+            job.set_exception(e)  # the waiters raise it too
+            raise
+        finally:
+            with _lock:
+                del _in_flight[key]
+    elif addr is None:
+        addr = job.result()
+    from codegen.trampolines import HELPERS  # builds runtime's call trampolines (IR only on a cache miss)
+
+    return JitFunction(addr, sig, helpers=HELPERS)
+
+
+def _build(module: ir.Module, key: str, name: str, target, cg, options: dict, facts) -> int:
+    obj = _object_code(module, key, name, target, cg, options, facts)
+    _load_fft_kernels(module.funcs["main"])
+    return _install(key, name, obj)
+
+
+def _object_code(module: ir.Module, key: str, name: str, target, cg, options: dict, facts) -> bytes:
+    """The object code of `module` from the disk cache, or compiled (and stored there)."""
+    from codegen import compile_object, lower_module
+    from runtime.disk_cache import DiskCache
+    from runtime.elf import check_object
+
+    disk = DiskCache() if options.get("disk_cache", True) else None
+    obj = disk.get(key, check=check_object) if disk is not None else None  # damaged: discarded, rebuilt
+    _count("disk_hits" if obj is not None else "compiles")
+    if obj is None:
+        func = module.funcs["main"]
+        func.name = name
+        try:
+            with deciding(facts):
+                llmod = lower_module(module, target, cg)
+            obj = compile_object(llmod, target)
+        finally:
+            func.name = "main"
+        if disk is not None:
+            disk.put(key, obj)
+    return obj
+
+
+def _install(key: str, name: str, obj: bytes) -> int:
+    """Load `obj` into the process's JIT engine (its owner thread only); returns the address."""
+    from runtime.jit import default_engine
+
+    engine = default_engine()
+    engine.add_object(obj)
+    addr = engine.address(name)
+    with _lock:
+        _loaded[key] = addr
+    return addr
+
+
+def _count(stat: str) -> None:
+    with _lock:
+        STATS[stat] += 1
 
 
 def _load_fft_kernels(func: ir.Func) -> None:

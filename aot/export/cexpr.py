@@ -1,70 +1,92 @@
 """Size expressions and guards (sympy) as C expressions over int64_t symbol variables.
 
-The helpers `aot_floordiv`, `aot_mod`, `aot_max`, `aot_min` are defined by the generated wrapper
-(runtime/abi_wrapper.py) with Python's (= sympy's) semantics for negative operands.
+The C emitter of ir.size_render (one walk of the expression for every language). The helpers
+`aot_floordiv`, `aot_mod`, `aot_max`, `aot_min` are defined by the generated wrapper
+(runtime/abi_wrapper.py SIZE_HELPERS) with Python's (= sympy's) semantics for negative operands;
+a zero divisor gives 0 there, and the entry, computing the same sizes, fails with its
+division-by-zero status.
 """
 
 from __future__ import annotations
 
+from ir.size_render import SizeEmitter, SizeRenderError, render
 from ir.symbols import sympy
 
-_RELATIONS = {
-    "Equality": "==",
-    "Unequality": "!=",
-    "StrictLessThan": "<",
-    "LessThan": "<=",
-    "StrictGreaterThan": ">",
-    "GreaterThan": ">=",
-}
+
+class CEmitter(SizeEmitter):
+    """C text of int64_t arithmetic (values: strings)."""
+
+    def unsupported(self, expr) -> SizeRenderError:
+        return SizeRenderError(f"cannot express {expr} ({type(expr).__name__}) in C")
+
+    def integer(self, v):
+        return f"INT64_C({v})"
+
+    def symbol(self, name):
+        return name
+
+    def boolean(self, v):
+        return "1" if v else "0"
+
+    def sum(self, terms):
+        (negative, first), *rest = terms
+        out = f"-{first}" if negative else first
+        for negative, v in rest:
+            out += f" - {v}" if negative else f" + {v}"
+        return f"({out})"
+
+    def add(self, a, b):
+        return f"({a} + {b})"
+
+    def sub(self, a, b):
+        return f"({a} - {b})"
+
+    def neg(self, a):
+        return f"(-{a})"
+
+    def product(self, factors):
+        return "(" + " * ".join(factors) + ")"
+
+    def mul(self, a, b):
+        return f"({a} * {b})"
+
+    def floordiv(self, a, b):
+        return f"aot_floordiv({a}, {b})"
+
+    def ceildiv(self, a, b):
+        return f"(-aot_floordiv(-{a}, {b}))"
+
+    def mod(self, a, b):
+        return f"aot_mod({a}, {b})"
+
+    def _fold(self, fn, args):
+        out, *rest = args
+        for a in rest:
+            out = f"{fn}({out}, {a})"
+        return out
+
+    def max(self, *args):
+        return self._fold("aot_max", args)
+
+    def min(self, *args):
+        return self._fold("aot_min", args)
+
+    def compare(self, op, a, b):
+        return f"({a} {op} {b})"
+
+    def and_(self, *args):
+        return "(" + " && ".join(args) + ")"
+
+    def or_(self, *args):
+        return "(" + " || ".join(args) + ")"
+
+    def not_(self, a):
+        return f"(!{a})"
 
 
 def to_c(expr) -> str:
     """C text for an integer size expression or a boolean guard; ValueError when not expressible."""
-    sp = sympy()
-    e = sp.sympify(expr)
-    kind = type(e).__name__
-    if e is sp.true or e is sp.false:
-        return "1" if e is sp.true else "0"
-    if e.is_Integer:
-        return f"INT64_C({int(e)})"
-    if e.is_Symbol:
-        return e.name
-    if kind in _RELATIONS:
-        return f"({to_c(e.lhs)} {_RELATIONS[kind]} {to_c(e.rhs)})"
-    if isinstance(e, sp.And):
-        return "(" + " && ".join(to_c(a) for a in e.args) + ")"
-    if isinstance(e, sp.Or):
-        return "(" + " || ".join(to_c(a) for a in e.args) + ")"
-    if isinstance(e, sp.Not):
-        return f"(!{to_c(e.args[0])})"
-    if isinstance(e, sp.Add):
-        return "(" + " + ".join(to_c(a) for a in e.args) + ")"
-    if isinstance(e, sp.Mul):
-        num, den = e.as_numer_denom()
-        if den != 1:
-            raise ValueError(f"size expression {e} is not an integer expression (it divides by {den})")
-        return "(" + " * ".join(to_c(a) for a in e.args) + ")"
-    if isinstance(e, sp.Pow) and e.exp.is_Integer and int(e.exp) > 0:
-        return "(" + " * ".join([to_c(e.base)] * int(e.exp)) + ")"
-    if isinstance(e, (sp.Max, sp.Min)):
-        fn = "aot_max" if isinstance(e, sp.Max) else "aot_min"
-        out = to_c(e.args[0])
-        for a in e.args[1:]:
-            out = f"{fn}({out}, {to_c(a)})"
-        return out
-    if isinstance(e, sp.Mod) or kind in ("PythonMod", "Mod"):
-        return f"aot_mod({to_c(e.args[0])}, {to_c(e.args[1])})"
-    if kind == "FloorDiv":
-        return f"aot_floordiv({to_c(e.args[0])}, {to_c(e.args[1])})"
-    if kind == "CeilDiv":
-        return f"(-aot_floordiv(-{to_c(e.args[0])}, {to_c(e.args[1])}))"
-    if isinstance(e, (sp.floor, sp.ceiling)):
-        num, den = e.args[0].as_numer_denom()
-        q = f"aot_floordiv({to_c(num)}, {to_c(den)})"
-        if isinstance(e, sp.ceiling):
-            q = f"(-aot_floordiv(-{to_c(num)}, {to_c(den)}))"
-        return q
-    raise ValueError(f"cannot express {e} ({kind}) in C")
+    return render(expr, CEmitter())
 
 
 def dim_to_c(d) -> int | str:

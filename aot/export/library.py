@@ -101,7 +101,7 @@ def aot_compile(
 def _kernel_objects(func, tgt) -> dict[str, bytes]:
     """Object code of the kernel families the graph calls as external symbols (the FFT kernels,
     built for the library's target)."""
-    from codegen.graph_fft import kernel_precisions
+    from codegen.graph_fft_common import kernel_precisions
 
     from ..fft._native import kernel_object
 
@@ -112,8 +112,8 @@ def _check_outputs(program: ExportedProgram) -> None:
     kinds = {kind for kind, _ in program.traced.out_template}
     if kinds - {"graph"}:
         raise ExportError(
-            f"{program.name} returns an input unchanged or a Python constant; a library returns "
-            "only arrays it computes (return np.copy(x) or drop the constant)"
+            f"{program.name} returns a Python constant; a library returns only arrays (drop the "
+            "constant, or return it as an array computed from an input)"
         )
     if not program.output_specs:
         raise ExportError(f"{program.name} returns no arrays; nothing to compile")
@@ -146,7 +146,7 @@ def library_spec(program: ExportedProgram, module, name: str, entry: str, target
         if program._fn.__doc__
         else ""
     )
-    from codegen.entry import library_threads_symbol
+    from codegen.options import library_threads_symbol
     from codegen.kernels.parallel import MAX_THREADS
 
     return LibrarySpec(name, entry, ins, outs, syms, guards, f"{target.triple} ({target.cpu})", doc,

@@ -151,8 +151,7 @@ class ExportedProgram:
         """Rebuild the function's output structure from the flat graph outputs."""
         leaves, _ = tree_flatten((tuple(args), dict(kwargs or {})))
         flat = [
-            graph_outs[k] if kind == "graph" else (leaves[k] if kind == "input" else k)
-            for kind, k in self._traced.out_template
+            graph_outs[k] if kind == "graph" else k for kind, k in self._traced.out_template
         ]
         return tree_unflatten(flat, self._traced.out_spec)
 

@@ -35,7 +35,7 @@ class Traced:
     leaf_kinds: list  # "array" or ("const", value) per flat leaf
     in_spec: Any
     out_spec: Any
-    out_template: list  # ("graph", k) | ("input", leaf) | ("const", value)
+    out_template: list  # ("graph", k) | ("const", value)
     dims: dict  # (leaf, dim) -> Dim
     input_shapes: list  # per graph input: its declared dims (ints and Dim symbols)
     guards: list = field(default_factory=list)  # sympy booleans over the Dim symbols
@@ -76,12 +76,9 @@ def trace_for_export(
 
 def _finish(tracer: CaptureTracer, traced: list, index: list[int], result):
     out_leaves, _ = tree_flatten(result)
-    arg_nodes = [t.node for t in traced if isinstance(t, TracedArray)]
     graph_outs, template = [], []
     for leaf in out_leaves:
-        if isinstance(leaf, TracedArray) and leaf.node in arg_nodes:
-            template.append(("input", index[arg_nodes.index(leaf.node)]))
-        elif isinstance(leaf, TracedArray):
+        if isinstance(leaf, TracedArray):  # an input returned as it is: the library writes a copy
             template.append(("graph", len(graph_outs)))
             graph_outs.append(leaf.node)
         elif isinstance(leaf, np.ndarray):

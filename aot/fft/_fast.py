@@ -4,9 +4,9 @@ per pass.
 The key (kind, shape, strides, dtype, n, axis, norm) fixes everything the general path decides
 for an ndarray input: the plan, the strides and batch the kernel sees, the scale, the output
 shape and dtype. The first call of a key prepares the kernel's arguments in an int64 block
-(runtime.fft_jit's call thunks read it), or records that the key takes the general path (large
-or threaded work, Bluestein lengths, strides that need copies, bad arguments: their errors come
-from the general path). Later calls allocate the output and pass the block and the two arrays
+(ir.abi_slots.FFT_THUNK: codegen/trampolines.py's call thunks read it), or records that the key
+takes the general path (large or threaded work, Bluestein lengths, strides that need copies, bad
+arguments: their errors come from the general path). Later calls allocate the output and pass the block and the two arrays
 (irfft2/irfftn also use a work buffer that the entry keeps).
 
 Entries are per thread (each holds its thread's scratch buffer) and bounded; `plan_cache.clear()`
@@ -20,6 +20,8 @@ import threading
 import weakref
 
 import numpy as np
+
+from ir.abi_slots import FFT_THUNK as T
 
 from . import _api
 from ._exec import (
@@ -202,22 +204,20 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
     plan = get_plan(n, cdt)
     if plan.kind != "direct":
         return None
-    from runtime.fft_jit import THUNK_SLOTS  # (importing it loads llvmlite: not at import time)
-
     k = kernels(_precision(cdt))
     flags, size = _flags(forward, n, idist, howmany, k.vlen)
     scratch = scratch_entry(size, k)
     entry.keep += [plan, scratch[0]]
-    blk = np.zeros(THUNK_SLOTS, np.int64)
-    blk[:9] = (_addr(k.c2c), plan.header.ctypes.data, plan.twiddles.ctypes.data, howmany, sstr[axis], idist,
-               dstr[axis], odist, flags)
-    blk.view(np.float64)[9] = scale
-    blk[10] = scratch[0].ctypes.data
+    blk = np.zeros(len(T), np.int64)
+    blk[[T.c2c, T.plan, T.twiddles, T.howmany, T.istride, T.idist, T.ostride, T.odist, T.flags, T.scratch]] = (
+        _addr(k.c2c), plan.header.ctypes.data, plan.twiddles.ctypes.data, howmany, sstr[axis], idist, dstr[axis],
+        odist, flags, scratch[0].ctypes.data)
+    blk.view(np.float64)[T.scale] = scale
     blks = []
     for idx in itertools.product(*(range(c) for c, _, _ in dims)):
         b = blk.copy()
-        b[15] = cdt.itemsize * sum(i * s for i, (_, s, _) in zip(idx, dims))
-        b[16] = cdt.itemsize * sum(i * o for i, (_, _, o) in zip(idx, dims))
+        b[T.src_offset] = cdt.itemsize * sum(i * s for i, (_, s, _) in zip(idx, dims))
+        b[T.dst_offset] = cdt.itemsize * sum(i * o for i, (_, _, o) in zip(idx, dims))
         blks.append(b)
     return blks
 
@@ -301,9 +301,9 @@ def _r2c_entry(a: np.ndarray, n: int, norm) -> _Entry | None:
     blk = blks[0]
     k = kernels(_precision(cdt))
     roots = _real_roots(n, cdt)
-    blk[7] = h + 1  # the post pass's row distance (also right for one row)
-    blk[11:14] = (_addr(k.r2c_post), h, roots.ctypes.data)
-    blk.view(np.float64)[14] = _api._scale(norm, n, True)
+    blk[T.odist] = h + 1  # the post pass's row distance (also right for one row)
+    blk[T.real_pass], blk[T.h], blk[T.roots] = _addr(k.r2c_post), h, roots.ctypes.data
+    blk.view(np.float64)[T.real_arg] = _api._scale(norm, n, True)
     entry.keep.append(roots)
     entry.add("r2c", _precision(cdt), [blk], True)
     return entry
@@ -347,7 +347,8 @@ def _c2r_block(entry: _Entry, shape, sstr, cdt: np.dtype, n: int, norm):
     blk = blks[0]
     k = kernels(_precision(cdt))
     roots = _real_roots(n, cdt)
-    blk[11:15] = (_addr(k.c2r_pre), h, roots.ctypes.data, dims[0][1] if dims else h + 1)
+    blk[T.real_pass], blk[T.h], blk[T.roots] = _addr(k.c2r_pre), h, roots.ctypes.data
+    blk[T.real_arg] = dims[0][1] if dims else h + 1  # the input's row distance
     entry.keep.append(roots)
     return blk
 
@@ -408,14 +409,14 @@ def _prep_irfftn(default_axes):
             if blks is None:
                 return None
             for b in blks:
-                b[17:19] = (0 if from_input else work.ctypes.data, work.ctypes.data)
+                b[T.src_base], b[T.dst_base] = (0 if from_input else work.ctypes.data), work.ctypes.data
             entry.add("c2c", _precision(cdt), blks, from_input)
             src, from_input = wstr, False
         blk = _c2r_block(entry, a.shape, src, cdt, lengths[-1], norm)
         if blk is None:
             return None
         if not from_input:
-            blk[17] = work.ctypes.data
+            blk[T.src_base] = work.ctypes.data
         entry.add("c2r", _precision(cdt), [blk], from_input)
         return entry.done()
 

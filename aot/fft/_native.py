@@ -48,7 +48,7 @@ class Kernels:
     def __init__(self, precision: str):
         from codegen.fft import c2r_name, entry_name, pass_entry_name, r2c_name
         from codegen.targets import host_target
-        from runtime.fft_jit import ObjectEngine
+        from runtime.jit import JitEngine
 
         self.precision = precision
         self.real_dtype = np.dtype(_REAL[precision][0])
@@ -56,7 +56,7 @@ class Kernels:
         self.vlen = kernel_vlen(precision, target)
         t0 = time.perf_counter()
         obj, source = self._object(target)
-        self._engine = ObjectEngine()
+        self._engine = JitEngine()
         self._engine.add_object(obj)
         self.ctype = _REAL[precision][1]
         self.cptr = self.ctype + " *"
@@ -75,15 +75,17 @@ class Kernels:
 
     @functools.cached_property
     def thunks(self) -> dict | None:
-        """{kind: cffi function} of the eager fast path's call thunks (runtime.fft_jit), or None
-        when numpy's array struct is not as probed (the general path only)."""
+        """{kind: cffi function} of the eager fast path's call thunks (codegen/trampolines.py,
+        loaded by runtime.jit.fft_call_thunks), or None when numpy's array struct is not as probed
+        (the general path only)."""
+        from codegen.trampolines import HELPERS
         from runtime.buffers import ARRAY_LAYOUT
-        from runtime.fft_jit import fft_call_thunks
+        from runtime.jit import fft_call_thunks
 
         if ARRAY_LAYOUT is None:
             return None
         with _lock:
-            addrs = fft_call_thunks(self._engine, self.precision, dict(ARRAY_LAYOUT)["data"])
+            addrs = fft_call_thunks(self._engine, self.precision, dict(ARRAY_LAYOUT)["data"], HELPERS)
         return {kind: ffi.cast(_THUNK_SIG, addr) for kind, addr in addrs.items()}
 
     def _object(self, target) -> tuple[bytes, str]:
@@ -100,12 +102,13 @@ def kernel_object(precision: str, target) -> tuple[bytes, str]:
     import llvmlite
 
     from runtime.disk_cache import DiskCache, cache_key
+    from runtime.elf import check_object
 
     vlen = kernel_vlen(precision, target)
     key = cache_key("aot.fft", precision, str(vlen), target.triple, target.cpu, target.features,
                     llvmlite.__version__, _source_digest())
     cache = DiskCache()
-    obj = cache.get(key)
+    obj = cache.get(key, check=check_object)  # a damaged entry is discarded and rebuilt
     if obj is not None:
         return obj, "loaded from the disk cache"
     obj = build_object(precision, vlen, target)
@@ -116,9 +119,9 @@ def kernel_object(precision: str, target) -> tuple[bytes, str]:
 def build_object(precision: str, vlen: int, target) -> bytes:
     from codegen.fft import emit_module
     from codegen.targets import emit_object, optimize
-    from codegen.targets.base import parse
+    from codegen.targets.base import data_layout_of, parse
 
-    mod = parse(str(emit_module(precision, vlen, target.triple)))
+    mod = parse(str(emit_module(precision, vlen, target.triple, data_layout_of(target))))
     return emit_object(optimize(mod, target), target)
 
 

@@ -104,7 +104,7 @@ class BluesteinPlan:
 
 
 @dataclass
-class CacheStats:
+class PlanCacheStats:
     hits: int = 0
     misses: int = 0
     evictions: int = 0
@@ -119,7 +119,7 @@ class PlanCache:
         self.max_entries, self.max_bytes = max_entries, max_bytes
         self._plans: OrderedDict = OrderedDict()
         self._bytes = 0
-        self._stats = CacheStats()
+        self._stats = PlanCacheStats()
         self._lock = threading.Lock()
 
     def get(self, n: int, cdtype: np.dtype, run_direct):
@@ -150,7 +150,7 @@ class PlanCache:
             self._plans.clear()
             self._bytes = 0
 
-    def stats(self) -> CacheStats:
+    def stats(self) -> PlanCacheStats:
         with self._lock:
             s = self._stats
-            return CacheStats(s.hits, s.misses, s.evictions, len(self._plans), self._bytes)
+            return PlanCacheStats(s.hits, s.misses, s.evictions, len(self._plans), self._bytes)

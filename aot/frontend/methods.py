@@ -17,17 +17,26 @@ from .operands import FrontendError, UnsupportedError, cast, full_like, to_dtype
 from .shapes import prod
 
 # --- operators ------------------------------------------------------------------------------------
+# The one table of Python operators on arrays (dunder names without underscores): StagedArray and
+# the tracer's TracedArray define their methods from it.
 
-_BINARY: dict[str, np.ufunc] = {
+# binary operators with a reflected form (__radd__) -> the ufunc numpy calls (matmul: np.matmul)
+BINARY_OPERATORS: dict[str, np.ufunc] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
-    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
-    "or": np.bitwise_or, "xor": np.bitwise_xor, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
-    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
+    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor, "lshift": np.left_shift,
+    "rshift": np.right_shift,
 }
-_UNARY: dict[str, np.ufunc] = {
+# comparisons: Python reflects them by swapping the comparison, so they have no __r*__ form
+COMPARISON_OPERATORS: dict[str, np.ufunc] = {
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+    "ge": np.greater_equal,
+}
+UNARY_OPERATORS: dict[str, np.ufunc] = {
     "neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert,
 }
-_REFLECTED = {f"r{k}" for k in (*_BINARY, "matmul") if k not in ("eq", "ne", "lt", "le", "gt", "ge")}
+_BINARY = {**BINARY_OPERATORS, **COMPARISON_OPERATORS}
+_REFLECTED = {f"r{k}" for k in BINARY_OPERATORS}
 
 
 def translate_operator(em: Emitter, name: str, *args: Any):
@@ -48,8 +57,8 @@ def translate_operator(em: Emitter, name: str, *args: Any):
         return setitem(em, *args)
     if op in _BINARY and len(args) == 2:
         return apply_ufunc(em, _BINARY[op], *args)
-    if op in _UNARY and len(args) == 1:
-        return apply_ufunc(em, _UNARY[op], *args)
+    if op in UNARY_OPERATORS and len(args) == 1:
+        return apply_ufunc(em, UNARY_OPERATORS[op], *args)
     if op == "pow" and len(args) == 3:
         raise UnsupportedError("pow() with a modulus is not supported for arrays")
     raise UnsupportedError(f"operator {name} is not supported in traced code")

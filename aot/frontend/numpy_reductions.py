@@ -9,6 +9,7 @@ import numpy as np
 
 from ir import dtypes as irdt
 from ir.dtypes import DType
+from ir.reductions import REDUCTIONS
 from ir.structural import reduced_shape
 from ir.symbols import is_static, sympy
 
@@ -38,6 +39,14 @@ def _no_where(fname: str, where: Any) -> None:
         raise UnsupportedError(f"np.{fname}: the `where` argument is not supported in traced code")
 
 
+def ufunc_axes(axis: Any, rank: int) -> tuple[int, ...]:
+    """Axes of a ufunc reduction: numpy also accepts a plain int axis 0 or -1 of a 0-d array
+    (reducing over nothing), though not inside a tuple."""
+    if rank == 0 and isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and axis in (0, -1):
+        return ()
+    return normalize_axes(axis, rank)
+
+
 def reduce(em: Emitter, op: str, x: Any, axes: tuple[int, ...], keepdims: bool):
     """Core reduction `op` over `axes` (already normalised)."""
     if not axes:
@@ -57,12 +66,10 @@ def _empty_with_initial(em: Emitter, av, axes: tuple[int, ...], keepdims: bool, 
 
 
 def sum_dtype(x_dt: DType, dtype: Any) -> DType:
-    """numpy's accumulator of add/multiply.reduce: small ints and bools widen to int64."""
+    """numpy's accumulator of add/multiply.reduce (`dtype=`, else the sum record's rule)."""
     if dtype is not None:
         return to_dtype(dtype, "dtype")
-    if x_dt.is_bool or x_dt == irdt.int32:
-        return irdt.int64
-    return x_dt
+    return REDUCTIONS["sum"].result(x_dt)
 
 
 def _sum_like(fname: str, core: str, ufunc: np.ufunc):
@@ -72,7 +79,7 @@ def _sum_like(fname: str, core: str, ufunc: np.ufunc):
         _no_where(fname, where)
         x = to_value(em, a)
         av = abstract_of(x)
-        axes = normalize_axes(axis, av.ndim)
+        axes = ufunc_axes(axis, av.ndim)
         acc = sum_dtype(av.dtype, dtype)
         r = cast(em, reduce(em, core, cast(em, x, acc), axes, _keepdims(keepdims)), acc)
         if initial is not _NoValue:
@@ -95,7 +102,7 @@ def _extremum(fname: str, core: str, bool_core: str, ufunc: np.ufunc):
         _no_where(fname, where)
         x = to_value(em, a)
         av = abstract_of(x)
-        axes = normalize_axes(axis, av.ndim)
+        axes = ufunc_axes(axis, av.ndim)
         if any(dim_equals(av.shape[i], 0) for i in axes):
             if initial is _NoValue:
                 raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no "
@@ -120,7 +127,7 @@ def _any_all(fname: str):
         no_out(f"np.{fname}", out)
         _no_where(fname, where)
         x = to_value(em, a)
-        axes = normalize_axes(axis, abstract_of(x).ndim)
+        axes = ufunc_axes(axis, abstract_of(x).ndim)
         return reduce(em, fname, cast(em, x, irdt.bool_), axes, _keepdims(keepdims))
 
     translate.__name__ = f"np_{fname}"
@@ -137,7 +144,9 @@ def _arg_extremum(fname: str):
         x = to_value(em, a)
         av = abstract_of(x)
         keep = _keepdims(keepdims)
-        if axis is None:
+        if isinstance(axis, (tuple, list)):
+            raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
+        if axis is None or ufunc_axes(axis, av.ndim) == ():  # a 0-d array's axis 0/-1 is its one element
             if any(dim_equals(d, 0) for d in av.shape):
                 raise ValueError(f"attempt to get {fname} of an empty sequence")
             flat = emit(em, "reshape", x, shape=(prod(av.shape),)) if av.ndim != 1 else x

@@ -343,8 +343,14 @@ def take(em: Emitter, x: Any, indices: Any, axis: int, mode: str = "raise"):
             raise _bool_mask_error()
         if arr.dtype.kind not in "iu" and arr.size:
             raise IndexError("arrays used as indices must be of integer (or boolean) type")
-        n = abstract_of(x).shape[axis]
-        if mode == "raise" and arr.size and isinstance(n, int) and not (-n <= arr.min() and arr.max() < n):
+        shape = abstract_of(x).shape
+        n = shape[axis]
+        # numpy checks only the indices it uses: none when the other dims are empty
+        others_empty = any(isinstance(d, int) and d == 0 for i, d in enumerate(shape) if i != axis)
+        if arr.size and isinstance(n, int) and n == 0 and not others_empty:
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        if mode == "raise" and arr.size and isinstance(n, int) and not others_empty \
+                and not (-n <= arr.min() and arr.max() < n):
             bad = arr.max() if arr.max() >= n else arr.min()
             raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
         idx = constant(em, arr.astype(np.int64), irdt.int64)

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from aot.ops import ALL_OPS
 from ir.dtypes import DType
+from ir.opdef import OPDEFS
 
 from .emitter import Emitter, abstract_of
 from .operands import (
@@ -28,30 +30,34 @@ from .operands import (
     to_value,
 )
 
-# ufuncs that are one core op
+def _row_ufuncs() -> dict[np.ufunc, str]:
+    """ufunc -> op, from the rows' numpy names (each row is the one place naming its ufuncs)."""
+    out: dict[np.ufunc, str] = {}
+    for op in ALL_OPS:
+        if not OPDEFS[op].has("elementwise"):
+            continue  # np.matmul is a (generalised) ufunc too, translated as linalg
+        for name in OPDEFS[op].numpy_names:
+            u = getattr(np, name, None)
+            if isinstance(u, np.ufunc):
+                out.setdefault(u, op)
+    return out
+
+
+# ufuncs that are one core op: the rows' own, and aliases numpy computes with another row's loop
 UFUNC_CORE: dict[np.ufunc, str] = {
-    np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
-    np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow", np.negative: "neg",
-    np.absolute: "abs", np.fabs: "abs", np.sign: "sign", np.exp: "exp", np.expm1: "expm1",
-    np.log: "log", np.log1p: "log1p", np.sin: "sin", np.cos: "cos", np.tan: "tan", np.tanh: "tanh",
-    np.arcsin: "arcsin", np.arccos: "arccos", np.arctan: "arctan", np.arctan2: "arctan2",
-    np.sinh: "sinh", np.cosh: "cosh", np.sqrt: "sqrt", np.square: "square", np.reciprocal: "reciprocal",
-    np.floor: "floor", np.ceil: "ceil", np.maximum: "maximum", np.minimum: "minimum",
-    np.equal: "eq", np.not_equal: "ne", np.less: "lt", np.less_equal: "le", np.greater: "gt",
-    np.greater_equal: "ge", np.logical_and: "logical_and", np.logical_or: "logical_or",
-    np.logical_xor: "logical_xor", np.logical_not: "logical_not", np.isnan: "isnan", np.isinf: "isinf",
-    np.isfinite: "isfinite", np.conjugate: "conj", np.rint: "round",
-    # bitwise ops are translated for bools only (the dialect has no integer bit ops)
-    np.bitwise_and: "logical_and", np.bitwise_or: "logical_or", np.bitwise_xor: "logical_xor",
-    np.invert: "logical_not",
+    **_row_ufuncs(),
+    np.fabs: "abs",  # fabs has float loops only: ints and bools reach abs as float64
+    np.rint: "round",  # round(decimals=0) is rint
 }
 _CORE_ATTRS = {np.rint: {"decimals": 0}}
-_BITWISE = (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert)
 
 # (core op, kind of the loop dtype) -> what numpy computes there: another op, or None (identity)
 _BY_KIND: dict[tuple[str, str], str | None] = {
     ("add", "b"): "logical_or", ("mul", "b"): "logical_and",
     ("maximum", "b"): "logical_or", ("minimum", "b"): "logical_and",
+    # on bools, bitwise ops are the logical ones (whose canonical forms the passes know)
+    ("bitwise_and", "b"): "logical_and", ("bitwise_or", "b"): "logical_or",
+    ("bitwise_xor", "b"): "logical_xor", ("invert", "b"): "logical_not",
     ("abs", "b"): None, ("floor", "b"): None, ("ceil", "b"): None, ("conj", "b"): None,
     ("floor", "i"): None, ("ceil", "i"): None, ("conj", "i"): None, ("conj", "f"): None,
 }
@@ -68,7 +74,10 @@ def resolve_loop(em: Emitter, ufunc: np.ufunc, args: tuple, dtype: Any = None) -
     sig = None if dtype is None else (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
     loop = ufunc.resolve_dtypes(dts) if sig is None else ufunc.resolve_dtypes(dts, signature=sig)
     what = f"np.{ufunc.__name__}"
-    return [to_dtype(d, what) for d in loop[:ufunc.nin]], to_dtype(loop[-1], what)
+    out = to_dtype(loop[-1], what)
+    # a float16 loop with a result the dialect holds (np.signbit of bools): float32 holds its inputs
+    ins = [np.dtype(np.float32) if d == np.float16 else d for d in loop[:ufunc.nin]]
+    return [to_dtype(d, what) for d in ins], out
 
 
 def check_ufunc_kwargs(name: str, out: Any, where: Any, casting: str, order: str, signature: Any) -> None:
@@ -96,12 +105,40 @@ def apply_ufunc(em: Emitter, ufunc: np.ufunc, *args: Any, dtype: Any = None):
     if core is None:
         raise UnsupportedError(f"np.{ufunc.__name__} is not supported in traced code")
     ins, out_dt = resolve_loop(em, ufunc, args, dtype)
-    if ufunc in _BITWISE and not ins[0].is_bool:
-        raise UnsupportedError(f"np.{ufunc.__name__} is supported for bool arrays only, got {ins[0].np_name}")
-    if ufunc is np.power and ins[1].is_int and not em.is_value(args[1]) and np.any(np.asarray(args[1]) < 0):
+    if ufunc in _COMPARISONS and _int_out_of_range(em, args, ins):
+        return _compare_out_of_range(em, ufunc, args, ins)
+    if ufunc is np.power and ins[1].is_int and not em.is_value(args[1]) and np.any(np.asarray(args[1]) < 0) \
+            and _surely_nonempty(em, args):
         raise ValueError("Integers to negative integer powers are not allowed.")  # numpy's check, made now
     vals = [to_value(em, a, dt) for a, dt in zip(args, ins)]
     return cast(em, _apply_core(em, core, vals, ins[0], _CORE_ATTRS.get(ufunc, {})), out_dt)
+
+
+def _surely_nonempty(em: Emitter, args: tuple) -> bool:
+    """Whether the broadcast result has elements for any sizes (numpy's per-element checks then
+    fail for sure; otherwise the kernels check at run time)."""
+    shapes = [abstract_of(a).shape if em.is_value(a) else np.shape(a) for a in args]
+    return all(isinstance(d, int) and d > 0 for s in shapes for d in s)
+
+
+_COMPARISONS = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
+
+
+def _int_out_of_range(em: Emitter, args: tuple, ins: list[DType]) -> bool:
+    """A Python int that an integer array's own dtype cannot hold (a bool array's is not exempt)."""
+    if not any(em.is_value(a) and abstract_of(a).dtype.is_int for a in args):
+        return False
+    return any(type(a) is int and dt.is_int and not np.iinfo(dt.numpy).min <= a <= np.iinfo(dt.numpy).max
+               for a, dt in zip(args, ins))
+
+
+def _compare_out_of_range(em: Emitter, ufunc: np.ufunc, args: tuple, ins: list[DType]):
+    """An integer array against a Python int its dtype cannot hold (NEP 50 exempts comparisons
+    from the overflow error): the answer is the same for every element, as numpy computes it."""
+    (array,) = [a for a in args if em.is_value(a)]  # the other operand is the Python int
+    probe = [np.zeros((), dt.numpy) if em.is_value(a) else a for a, dt in zip(args, ins)]
+    answer = bool(ufunc(*probe))  # every in-range value compares alike against the out-of-range int
+    return full_like(em, array, answer, to_dtype(bool))
 
 
 def _apply_core(em: Emitter, core: str, vals: list, loop_dt: DType, attrs: dict):
@@ -129,50 +166,6 @@ def _c(em: Emitter, like: Any, value: float):
     return scalar_like(em, value, abstract_of(like).dtype)
 
 
-def _log2(em, x):
-    return emit(em, "mul", emit(em, "log", x), _c(em, x, 1 / math.log(2)))
-
-
-def _log10(em, x):
-    return emit(em, "mul", emit(em, "log", x), _c(em, x, 1 / math.log(10)))
-
-
-def _exp2(em, x):
-    return emit(em, "exp", emit(em, "mul", x, _c(em, x, math.log(2))))
-
-
-def _trunc(em, x):
-    if not abstract_of(x).dtype.is_inexact:
-        return x
-    return emit(em, "where", emit(em, "lt", x, _c(em, x, 0)), emit(em, "ceil", x), emit(em, "floor", x))
-
-
-def _hypot(em, a, b):
-    """max * sqrt(1 + (min/max)^2): no overflow for large inputs; hypot(inf, nan) = inf."""
-    a, b = emit(em, "abs", a), emit(em, "abs", b)
-    hi, lo = emit(em, "maximum", a, b), emit(em, "minimum", a, b)
-    zero = _c(em, hi, 0)
-    safe = emit(em, "where", emit(em, "eq", hi, zero), _c(em, hi, 1), hi)
-    r = emit(em, "div", lo, safe)
-    out = emit(em, "mul", hi, emit(em, "sqrt", emit(em, "add", _c(em, r, 1), emit(em, "mul", r, r))))
-    inf = emit(em, "logical_or", emit(em, "isinf", a), emit(em, "isinf", b))
-    return emit(em, "where", inf, _c(em, hi, math.inf), out)
-
-
-def _logaddexp_base(em, a, b, log_base: float):
-    """max + log1p(exp(-|a-b|)) (in base e or 2); equal infinities give themselves."""
-    hi = emit(em, "maximum", a, b)
-    d = emit(em, "neg", emit(em, "abs", emit(em, "sub", a, b)))
-    if log_base != 1.0:
-        d = emit(em, "mul", d, _c(em, d, log_base))
-    corr = emit(em, "log1p", emit(em, "exp", d))
-    if log_base != 1.0:
-        corr = emit(em, "mul", corr, _c(em, corr, 1 / log_base))
-    same = emit(em, "eq", a, b)
-    tie = emit(em, "add", a, _c(em, a, 1.0 if log_base != 1.0 else math.log(2)))
-    return emit(em, "where", same, tie, emit(em, "add", hi, corr))
-
-
 def _scale(factor: float):
     def build(em, x):
         return emit(em, "mul", x, _c(em, x, factor))
@@ -188,53 +181,13 @@ def _fmax_fmin(core: str):
     return build
 
 
-def _arcsinh(em, x):
-    """sign(x) * log1p(|x| + x^2 / (1 + sqrt(1 + x^2))): accurate near 0, symmetric.
-    Complex z: -i * arcsin(i z), the identity C99's casinh is defined by."""
-    if abstract_of(x).dtype.is_complex:
-        iz = emit(em, "mul", x, _c(em, x, 1j))
-        return emit(em, "mul", emit(em, "arcsin", iz), _c(em, x, -1j))
-    ax = emit(em, "abs", x)
-    x2 = emit(em, "mul", ax, ax)
-    den = emit(em, "add", _c(em, x, 1), emit(em, "sqrt", emit(em, "add", _c(em, x, 1), x2)))
-    big = emit(em, "gt", ax, _c(em, x, 1e150 if abstract_of(x).dtype.bits == 64 else 1e18))
-    small = emit(em, "log1p", emit(em, "add", ax, emit(em, "div", x2, den)))
-    large = emit(em, "add", emit(em, "log", ax), _c(em, x, math.log(2)))  # x^2 would overflow
-    return emit(em, "mul", emit(em, "sign", x), emit(em, "where", big, large, small))
-
-
-def _arccosh(em, x):
-    """log(x + sqrt(x-1) * sqrt(x+1)) (nan below 1, as numpy)."""
-    one = _c(em, x, 1)
-    below, above = emit(em, "sqrt", emit(em, "sub", x, one)), emit(em, "sqrt", emit(em, "add", x, one))
-    root = emit(em, "mul", below, above)
-    return emit(em, "log", emit(em, "add", x, root))
-
-
-def _arctanh(em, x):
-    """0.5 * log1p(2x / (1 - x))."""
-    one = _c(em, x, 1)
-    t = emit(em, "div", emit(em, "add", x, x), emit(em, "sub", one, x))
-    return emit(em, "mul", emit(em, "log1p", t), _c(em, x, 0.5))
-
-
-def _heaviside(em, x, h):
-    zero, one = _c(em, x, 0), _c(em, x, 1)
-    pos = emit(em, "where", emit(em, "gt", x, zero), one, emit(em, "where", emit(em, "eq", x, zero), h, x))
-    return emit(em, "where", emit(em, "lt", x, zero), zero, pos)  # nan stays nan through `x`
-
-
 def _float_power(em, a, b):
     return emit(em, "pow", a, b)
 
 
 _DECOMPOSED: dict[np.ufunc, Callable] = {
-    np.log2: _log2, np.log10: _log10, np.exp2: _exp2, np.trunc: _trunc, np.hypot: _hypot,
-    np.logaddexp: lambda em, a, b: _logaddexp_base(em, a, b, 1.0),
-    np.logaddexp2: lambda em, a, b: _logaddexp_base(em, a, b, math.log(2)),
     np.deg2rad: _scale(math.pi / 180), np.rad2deg: _scale(180 / math.pi),
     np.fmax: _fmax_fmin("maximum"), np.fmin: _fmax_fmin("minimum"),
-    np.arcsinh: _arcsinh, np.arccosh: _arccosh, np.arctanh: _arctanh, np.heaviside: _heaviside,
     np.float_power: _float_power, np.positive: lambda em, x: x,
 }
 _ALIASES = {np.radians: np.deg2rad, np.degrees: np.rad2deg}
@@ -329,7 +282,9 @@ def np_isclose(em: Emitter, a: Any, b: Any, rtol: float = 1e-05, atol: float = 1
     rdt = abstract_of(diff).dtype
     tol = emit(em, "add", scalar_like(em, atol, rdt), emit(em, "mul", scalar_like(em, rtol, rdt),
                                                           emit(em, "abs", y)))
-    close = emit(em, "logical_or", emit(em, "eq", x, y), emit(em, "le", diff, tol))
+    # numpy: (|x - y| <= atol + rtol * |y|) & isfinite(y) | (x == y): an infinite y is close only to itself
+    within = emit(em, "logical_and", emit(em, "le", diff, tol), emit(em, "isfinite", y))
+    close = emit(em, "logical_or", emit(em, "eq", x, y), within)
     if equal_nan:
         both = emit(em, "logical_and", emit(em, "isnan", x), emit(em, "isnan", y))
         close = emit(em, "logical_or", close, both)

@@ -76,10 +76,11 @@ def result_dtype(em: Emitter, *xs: Any) -> DType:
 
 def _scalar_in(value: Any, dtype: DType) -> Any:
     """A Python scalar converted to `dtype` as numpy would for a weak scalar (ints are range-checked)."""
-    if isinstance(value, int) and not isinstance(value, bool) and dtype.is_int:
-        info = np.iinfo(dtype.numpy)
+    if isinstance(value, int) and not isinstance(value, bool) and (dtype.is_int or dtype.is_bool):
+        # a bool loop (logical ops) still converts the int to numpy's default int first
+        info = np.iinfo(dtype.numpy if dtype.is_int else np.int64)
         if not info.min <= value <= info.max:
-            raise OverflowError(f"Python integer {value} out of bounds for {dtype.np_name}")
+            raise OverflowError(f"Python integer {value} out of bounds for {info.dtype}")
     return dtype.numpy.type(value).item()
 
 
@@ -90,7 +91,7 @@ def constant(em: Emitter, value: Any, dtype: DType | None = None):
         integer = size_is_int(value)
         dtype = dtype or (irdt.int64 if integer else irdt.float64)
         if dtype.is_bool:
-            return em.emit("not_equal", [constant(em, value), constant(em, 0)], {})
+            return em.emit("ne", [constant(em, value), constant(em, 0)], {})
         if integer or exact_ratio(value) is not None:  # computed (and checked) at run time
             full_dtype = dtype if integer or not dtype.is_int else irdt.float64
             return cast(em, em.emit("full", [], {"shape": (), "value": value, "dtype": full_dtype}), dtype)

@@ -15,13 +15,18 @@ from ir.types import TensorType
 
 from .emitter import Emitter, abstract_of, build_func
 from .indexing import getitem, setitem
-from .methods import ATTRIBUTES, METHODS, translate_attribute, translate_method, translate_operator
+from .methods import (
+    ATTRIBUTES,
+    BINARY_OPERATORS,
+    COMPARISON_OPERATORS,
+    METHODS,
+    UNARY_OPERATORS,
+    translate_attribute,
+    translate_method,
+    translate_operator,
+)
 from .numpy_api import translate
 from .operands import FrontendError, UnsupportedError
-
-_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor")
-_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
-_UNARY = ("neg", "pos", "abs", "invert")
 
 
 class StagedArray:
@@ -104,10 +109,10 @@ def _operator(name: str) -> Callable:
     return method
 
 
-for _name in _OPERATORS:
+for _name in BINARY_OPERATORS:
     setattr(StagedArray, f"__{_name}__", _operator(_name))
     setattr(StagedArray, f"__r{_name}__", _operator(f"r{_name}"))
-for _name in _COMPARISONS + _UNARY:
+for _name in (*COMPARISON_OPERATORS, *UNARY_OPERATORS):
     setattr(StagedArray, f"__{_name}__", _operator(_name))
 StagedArray.__hash__ = None  # type: ignore[assignment]  (__eq__ is elementwise)
 

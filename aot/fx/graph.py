@@ -113,8 +113,8 @@ class Graph:
     def nodes(self) -> _NodeList:
         return _NodeList(self)
 
-    @property
     def output_node(self) -> Node:
+        """The graph's `output` node (a method, as in torch.fx)."""
         out = self._root._prev
         if out.op != "output":
             raise RuntimeError("graph has no output node (its last node is not 'output')")

@@ -38,7 +38,7 @@ def _as_graph_module(obj: Callable | Graph | GraphModule) -> GraphModule:
 class _Matcher:
     def __init__(self, pattern: Graph) -> None:
         self.pattern_nodes = [n for n in pattern.nodes if n.op != "output"]
-        out = pattern.output_node.args[0]
+        out = pattern.output_node().args[0]
         if not isinstance(out, Node):
             raise NotImplementedError("replace_pattern supports patterns that return a single value")
         if out.op == "placeholder":

@@ -2,6 +2,12 @@
 
 Families: elementwise, reduce, layout, creation, linalg, fft. `ALL_OPS` lists the names defined here
 in definition order; every stage's tests iterate it. Importing this package loads numpy only.
+
+Adding an elementwise op is its row: the front end's ufunc table is built from `numpy_names`, fusion
+reads `cost`, codegen lowers a row naming `libm=` through one rule (other rows add a rule in
+codegen/llvm/rules_*.py), and tests/ops/test_registry.py fails for a facet a stage lacks unless
+the row's `markers` say why. A reduction kind is a record in ir/reductions.py, its row in reduce.py
+and its combine in codegen/kernels/reduce.py.
 """
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 `defop` is the general form; `defunary`, `defbinary` and `defreduce` derive the dtype rule (numpy 2
 promotion followed by a kind map), the shape rule (same shape, broadcast, reduced) and the traits.
-Later stages' facets (vjp, jvp, batch, llvm, gpu, decomposition) pass through as keywords, so adding
-one to a row is one keyword.
+The stages' facts (`cost`, `libm`, `raises`, `markers`) and the transforms' facets (vjp, jvp,
+batch) pass through as keywords, so adding one to a row is one keyword.
 """
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ import numpy as np
 
 from ir import dtypes as D
 from ir.dtypes import DType
-from ir.opdef import REQUIRED, OpDef, OpError, broadcast_shapes, register
+from ir.opdef import MARKERS, REQUIRED, OpDef, OpError, broadcast_shapes, register
 
 from ._shapes import check_axes, reduced_shape
 
-FACETS = ("vjp", "jvp", "batch", "llvm", "gpu", "decomposition")
+FACETS = ("vjp", "jvp", "batch")  # the transforms' slots (ir.opdef.OpDef)
 DEFINED: list[str] = []  # op names in definition order (exposed as aot.ops.ALL_OPS)
 
 KIND_NAMES = {"b": "bool", "i": "int", "f": "float", "c": "complex"}
@@ -93,15 +93,24 @@ def _first_line(ref: Callable[..., Any]) -> str:
 
 def defop(name: str, *, arity: int | None, dtype_rule: Callable[..., Any], shape_rule: Callable[..., Any],
           ref: Callable[..., Any], attrs: dict[str, Any] | None = None, traits: Iterable[str] = (),
-          numpy_names: Iterable[str] = (), min_arity: int = 0, doc: str = "", **facets: Any) -> OpDef:
-    """Register one op. `ref(*arrays, **attrs)` is its numpy meaning; facets go to their OpDef slots."""
+          numpy_names: Iterable[str] = (), min_arity: int = 0, doc: str = "",
+          raises: Callable[..., bool] | None = None, cost: int = 1, libm: str | None = None,
+          markers: dict[str, str] | None = None, **facets: Any) -> OpDef:
+    """Register one op. `ref(*arrays, **attrs)` is its numpy meaning; facets go to their OpDef slots.
+
+    cost: recomputation cost in adds (ir.opdef.COST_*); libm: the C math function computing the
+    real floating case; markers: {marker: reason} for a facet the row deliberately lacks."""
     unknown = set(facets) - set(FACETS)
     if unknown:
         raise TypeError(f"defop({name!r}): unknown facet(s) {sorted(unknown)}; expected some of {FACETS}")
+    bad = set(markers or {}) - set(MARKERS)
+    if bad or not all(isinstance(r, str) and r for r in (markers or {}).values()):
+        raise TypeError(f"defop({name!r}): markers must map some of {sorted(MARKERS)} to a reason, "
+                        f"got {markers}")
     opdef = OpDef(name, arity, dtype_rule=dtype_rule, shape_rule=shape_rule, reference=_returns_array(ref),
                   attrs=dict(attrs or {}), traits=frozenset(traits) | {"pure"}, min_arity=min_arity,
-                  numpy_names=tuple(numpy_names), doc=doc or _first_line(ref),
-                  **facets)
+                  numpy_names=tuple(numpy_names), doc=doc or _first_line(ref), raises=raises,
+                  cost=cost, libm=libm, markers=dict(markers or {}), **facets)
     register(opdef)
     DEFINED.append(name)
     return opdef
@@ -150,6 +159,14 @@ def defreduce(name: str, ref: Callable[..., Any], *, dtype_rule: Callable[..., A
     return defop(name, arity=1, dtype_rule=dtype_rule, shape_rule=shape_rule, ref=ref,
                  attrs={"axes": REQUIRED, "keepdims": False}, traits={"reduction", *traits},
                  numpy_names=numpy_names, **facets)
+
+
+def constant_value(v: Any) -> np.ndarray | None:
+    """The value of `v` when a `constant` op produces it (None otherwise)."""
+    owner = getattr(v, "owner", None)
+    if getattr(owner, "name", None) != "constant":
+        return None
+    return np.asarray(owner.attrs["value"])
 
 
 def check_dtype_attr(op: str, dtype: Any, what: str = "dtype") -> DType:

@@ -38,7 +38,8 @@ def _constant_reference(*, value, dtype):
 
 
 defop("constant", arity=0, dtype_rule=_constant_dtype, shape_rule=_constant_shape, ref=_constant_reference,
-      attrs={"value": REQUIRED, "dtype": REQUIRED}, traits={"creation", "constant_like"})
+      attrs={"value": REQUIRED, "dtype": REQUIRED}, traits={"creation", "constant_like"},
+      markers={"no_frontend_name": "made from arrays and Python scalars that traced code closes over"})
 
 
 # --- full / full_like ------------------------------------------------------------------------------
@@ -103,4 +104,5 @@ def _iota_reference(*, n, dtype):
 
 
 defop("iota", arity=0, dtype_rule=_iota_dtype, shape_rule=_iota_shape, ref=_iota_reference,
-      attrs={"n": REQUIRED, "dtype": D.int64}, traits={"creation"})
+      attrs={"n": REQUIRED, "dtype": D.int64}, traits={"creation"},
+      markers={"no_frontend_name": "np.arange decomposes into iota * step + start"})

@@ -12,30 +12,43 @@ import math
 import numpy as np
 
 from ir.dtypes import DType
-from ir.opdef import REQUIRED, OpError
+from ir.opdef import COST_DIVISION, COST_TRANSCENDENTAL, REQUIRED, OpError
 
 from ._define import (
-    broadcast_rule, check_dtype_attr, defbinary, defop, defunary, fmt_dtypes, kind_rule, promote,
+    broadcast_rule, check_dtype_attr, constant_value, defbinary, defop, defunary, fmt_dtypes, kind_rule, promote,
 )
 from ._shapes import is_int
 
 ALL, NUM, REAL, INT_FLOAT = "bifc", "ifc", "bif", "if"
+T, DIV = COST_TRANSCENDENTAL, COST_DIVISION  # recomputation costs (fusion), relative to an add
+# "transcendental": an approximation of a real function, within a few ulps of numpy's (libm's); the
+# other ops are exact and match numpy to the bit
+MATH = {"transcendental"}
 
 # --- unary -----------------------------------------------------------------------------------------
 defunary("neg", np.negative, accept=NUM, traits={"linear"})
 defunary("abs", np.absolute, accept=ALL, result="real", numpy_names=("absolute", "abs"))
 defunary("sign", np.sign, accept=NUM)
 defunary("square", np.square, accept=NUM)
-defunary("reciprocal", np.reciprocal, accept=NUM)  # integer reciprocal truncates, as numpy's
+defunary("reciprocal", np.reciprocal, accept=NUM, cost=DIV)  # integer reciprocal truncates, as numpy's
 defunary("conj", np.conjugate, accept=NUM, numpy_names=("conjugate", "conj"), traits={"linear"})
 
-for _name, _fn, _aliases in [
-    ("exp", np.exp, ()), ("expm1", np.expm1, ()), ("log", np.log, ()), ("log1p", np.log1p, ()),
-    ("sin", np.sin, ()), ("cos", np.cos, ()), ("tan", np.tan, ()), ("tanh", np.tanh, ()),
-    ("arcsin", np.arcsin, ("asin",)), ("arccos", np.arccos, ("acos",)), ("arctan", np.arctan, ("atan",)),
-    ("sinh", np.sinh, ()), ("cosh", np.cosh, ()), ("sqrt", np.sqrt, ()),
+# (name, ufunc, C math function computing the real case, numpy aliases); sqrt is an LLVM intrinsic
+for _name, _fn, _libm, _aliases in [
+    ("exp", np.exp, "exp", ()), ("expm1", np.expm1, "expm1", ()), ("log", np.log, "log", ()),
+    ("log1p", np.log1p, "log1p", ()), ("sin", np.sin, "sin", ()), ("cos", np.cos, "cos", ()),
+    ("tan", np.tan, "tan", ()), ("tanh", np.tanh, "tanh", ()), ("arcsin", np.arcsin, "asin", ("asin",)),
+    ("arccos", np.arccos, "acos", ("acos",)), ("arctan", np.arctan, "atan", ("atan",)),
+    ("sinh", np.sinh, "sinh", ()), ("cosh", np.cosh, "cosh", ()), ("sqrt", np.sqrt, None, ()),
+    ("arcsinh", np.arcsinh, "asinh", ("asinh",)), ("arccosh", np.arccosh, "acosh", ("acosh",)),
+    ("arctanh", np.arctanh, "atanh", ("atanh",)), ("exp2", np.exp2, "exp2", ()),
+    ("log2", np.log2, "log2", ()), ("log10", np.log10, "log10", ()),
 ]:
-    defunary(_name, _fn, accept=NUM, result="inexact", numpy_names=(_fn.__name__, *_aliases))
+    defunary(_name, _fn, accept=NUM, result="inexact", numpy_names=(_fn.__name__, *_aliases), libm=_libm,
+             cost=T if _libm else DIV, traits=MATH if _libm else ())
+# numpy has no complex loop for these (np.cbrt(1j) is a TypeError)
+defunary("cbrt", np.cbrt, accept=INT_FLOAT, result="inexact", libm="cbrt", cost=T, traits=MATH)
+defunary("spacing", np.spacing, accept=INT_FLOAT, result="inexact", cost=T)
 
 
 def _rsqrt_reference(x):
@@ -61,12 +74,17 @@ def _erf_reference(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64)).astype(out)
 
 
-defunary("rsqrt", _rsqrt_reference, accept=NUM, result="inexact", numpy_names=())
-defunary("sigmoid", _sigmoid_reference, accept=NUM, result="inexact", numpy_names=())
-defunary("erf", _erf_reference, accept=REAL, result="inexact", numpy_names=())
+_NN = "numpy has none: reached through aot.nn.functional ({})"
+defunary("rsqrt", _rsqrt_reference, accept=NUM, result="inexact", numpy_names=(), cost=DIV,
+         markers={"no_frontend_name": "numpy has no rsqrt: a dialect op for ir programs and rewrites"})
+defunary("sigmoid", _sigmoid_reference, accept=NUM, result="inexact", numpy_names=(), cost=T, traits=MATH,
+         markers={"no_frontend_name": _NN.format("sigmoid")})
+defunary("erf", _erf_reference, accept=REAL, result="inexact", numpy_names=(), libm="erf", cost=T,
+         traits=MATH, markers={"no_frontend_name": _NN.format("gelu")})
 
 defunary("floor", np.floor, accept=REAL)
 defunary("ceil", np.ceil, accept=REAL)
+defunary("trunc", np.trunc, accept=REAL)  # numpy 2 has bool and int loops (the identity)
 
 
 def _round_reference(x, *, decimals):
@@ -87,6 +105,7 @@ defunary("round", _round_reference, accept=NUM, attrs={"decimals": 0}, dtype_rul
 for _name, _fn in [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite),
                    ("logical_not", np.logical_not)]:
     defunary(_name, _fn, accept=ALL, result="bool", traits={"predicate"})
+defunary("signbit", np.signbit, accept=REAL, result="bool", traits={"predicate"})
 
 
 def _real_reference(x):
@@ -120,13 +139,38 @@ defunary("cast", _cast_reference, accept=ALL, attrs={"dtype": REQUIRED}, dtype_r
 defbinary("add", np.add, accept=ALL, traits={"commutative", "linear"})
 defbinary("sub", np.subtract, accept=NUM, traits={"linear"})  # bool - bool: numpy refuses
 defbinary("mul", np.multiply, accept=ALL, traits={"commutative"})
-defbinary("div", np.true_divide, accept=ALL, result="inexact", numpy_names=("true_divide", "divide"))
-defbinary("floordiv", np.floor_divide, accept=INT_FLOAT)  # bool // bool gives int8 in numpy
-defbinary("mod", np.remainder, accept=INT_FLOAT, numpy_names=("remainder", "mod"))
-defbinary("pow", np.power, accept=NUM, numpy_names=("power", "pow"))
+defbinary("div", np.true_divide, accept=ALL, result="inexact", numpy_names=("true_divide", "divide"),
+          cost=DIV)
+defbinary("floordiv", np.floor_divide, accept=INT_FLOAT, cost=DIV)  # bool // bool gives int8 in numpy
+defbinary("mod", np.remainder, accept=INT_FLOAT, numpy_names=("remainder", "mod"), cost=DIV)
+# C's fmod: the remainder takes the dividend's sign; an integer x % 0 is 0, as numpy's
+defbinary("fmod", np.fmod, accept=INT_FLOAT, cost=DIV)
+
+
+def _pow_raises(op) -> bool:
+    """An integer power raises for a negative exponent (numpy checks each element at run time)."""
+    if not op.results[0].type.dtype.is_int:
+        return False
+    exponent = constant_value(op.operands[1])
+    return exponent is None or bool((exponent < 0).any())
+
+
+defbinary("pow", np.power, accept=NUM, numpy_names=("power", "pow"), raises=_pow_raises, cost=T,
+          traits=MATH)
 defbinary("maximum", np.maximum, accept=ALL, traits={"commutative"})
 defbinary("minimum", np.minimum, accept=ALL, traits={"commutative"})
-defbinary("arctan2", np.arctan2, accept=INT_FLOAT, result="inexact", numpy_names=("arctan2", "atan2"))
+defbinary("arctan2", np.arctan2, accept=INT_FLOAT, result="inexact", numpy_names=("arctan2", "atan2"),
+          libm="atan2", cost=T, traits=MATH)
+# real floating binary functions (ints compute in float64; numpy has no bool or complex loop)
+defbinary("hypot", np.hypot, accept=INT_FLOAT, result="inexact", libm="hypot", cost=T,
+          traits={*MATH, "commutative"})
+defbinary("logaddexp", np.logaddexp, accept=INT_FLOAT, result="inexact", cost=2 * T,
+          traits={*MATH, "commutative"})
+defbinary("logaddexp2", np.logaddexp2, accept=INT_FLOAT, result="inexact", cost=2 * T,
+          traits={*MATH, "commutative"})
+defbinary("copysign", np.copysign, accept=INT_FLOAT, result="inexact")
+defbinary("nextafter", np.nextafter, accept=INT_FLOAT, result="inexact", libm="nextafter", cost=T)
+defbinary("heaviside", np.heaviside, accept=INT_FLOAT, result="inexact")
 
 for _name, _fn, _comm in [("eq", np.equal, True), ("ne", np.not_equal, True), ("lt", np.less, False),
                           ("le", np.less_equal, False), ("gt", np.greater, False),
@@ -137,6 +181,20 @@ for _name, _fn, _comm in [("eq", np.equal, True), ("ne", np.not_equal, True), ("
 for _name, _fn in [("logical_and", np.logical_and), ("logical_or", np.logical_or),
                    ("logical_xor", np.logical_xor)]:
     defbinary(_name, _fn, accept=ALL, result="bool", traits={"logical", "commutative"})
+
+# --- bitwise: ints and bools (bool & bool is bool; ~bool is logical not) ----------------------------
+BOOL_INT = "bi"
+for _name, _fn in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                   ("bitwise_xor", np.bitwise_xor)]:
+    defbinary(_name, _fn, accept=BOOL_INT, traits={"bitwise", "commutative"})
+defunary("invert", np.invert, accept=BOOL_INT, traits={"bitwise"},
+         numpy_names=("invert", "bitwise_not", "bitwise_invert"))
+# numpy's shifts, not C's: a count outside [0, bits) gives 0 (right: the sign fill); bool << bool is
+# int8 in numpy, so bools are not accepted
+defbinary("left_shift", np.left_shift, accept="i", traits={"bitwise"},
+          numpy_names=("left_shift", "bitwise_left_shift"))
+defbinary("right_shift", np.right_shift, accept="i", traits={"bitwise"},
+          numpy_names=("right_shift", "bitwise_right_shift"))
 
 
 def _complex_reference(re, im):
@@ -157,7 +215,8 @@ def _complex_dtype(dtypes: list[DType], **_) -> DType:
 
 
 defop("complex", arity=2, dtype_rule=_complex_dtype, shape_rule=broadcast_rule("complex"),
-      ref=_complex_reference, traits={"elementwise", "binary", "linear"})
+      ref=_complex_reference, traits={"elementwise", "binary", "linear"},
+      markers={"no_frontend_name": "numpy has no ufunc building re + i*im: a dialect op for ir programs"})
 
 
 # --- ternary ---------------------------------------------------------------------------------------

@@ -11,12 +11,13 @@ from ir.dtypes import DType
 from ir.opdef import REQUIRED, OpError, broadcast_shapes
 from ir.symbols import dims_equal, is_static, norm_dim
 
-from ._define import defop, fmt_dtypes, promote
+from ._define import constant_value, defop, fmt_dtypes, promote
 from ._shapes import (
     check_axes, check_axis, check_dim, check_int_tuple, check_shape, is_int, numel, slice_length,
 )
 
 LAYOUT = {"layout", "linear"}
+VIEW = {*LAYOUT, "view"}  # codegen returns a view of the operand's memory (strides), never a copy
 
 
 def _same_dtype(dtypes: list[DType], **_) -> DType:
@@ -61,12 +62,12 @@ def _transpose_shape(shapes: list[tuple], *, perm) -> tuple:
 
 defop("broadcast_to", arity=1, dtype_rule=_same_dtype, shape_rule=_broadcast_to_shape,
       ref=lambda x, *, shape: np.broadcast_to(x, tuple(shape)), attrs={"shape": REQUIRED},
-      traits={*LAYOUT, "broadcast"}, numpy_names=("broadcast_to",))
+      traits={*VIEW, "broadcast"}, numpy_names=("broadcast_to",))
 defop("reshape", arity=1, dtype_rule=_same_dtype, shape_rule=_reshape_shape,
-      ref=lambda x, *, shape: np.reshape(x, tuple(shape)), attrs={"shape": REQUIRED}, traits=LAYOUT,
+      ref=lambda x, *, shape: np.reshape(x, tuple(shape)), attrs={"shape": REQUIRED}, traits=VIEW,
       numpy_names=("reshape",))
 defop("transpose", arity=1, dtype_rule=_same_dtype, shape_rule=_transpose_shape,
-      ref=lambda x, *, perm: np.transpose(x, tuple(perm)), attrs={"perm": REQUIRED}, traits=LAYOUT,
+      ref=lambda x, *, perm: np.transpose(x, tuple(perm)), attrs={"perm": REQUIRED}, traits=VIEW,
       numpy_names=("transpose", "permute_dims"))
 
 
@@ -93,13 +94,13 @@ def _flip_shape(shapes: list[tuple], *, axes) -> tuple:
 
 
 defop("expand_dims", arity=1, dtype_rule=_same_dtype, shape_rule=_expand_dims_shape,
-      ref=lambda x, *, axes: np.expand_dims(x, tuple(axes)), attrs={"axes": REQUIRED}, traits=LAYOUT,
+      ref=lambda x, *, axes: np.expand_dims(x, tuple(axes)), attrs={"axes": REQUIRED}, traits=VIEW,
       numpy_names=("expand_dims",))
 defop("squeeze", arity=1, dtype_rule=_same_dtype, shape_rule=_squeeze_shape,
-      ref=lambda x, *, axes: np.squeeze(x, tuple(axes)), attrs={"axes": REQUIRED}, traits=LAYOUT,
+      ref=lambda x, *, axes: np.squeeze(x, tuple(axes)), attrs={"axes": REQUIRED}, traits=VIEW,
       numpy_names=("squeeze",))
 defop("flip", arity=1, dtype_rule=_same_dtype, shape_rule=_flip_shape,
-      ref=lambda x, *, axes: np.flip(x, tuple(axes)), attrs={"axes": REQUIRED}, traits=LAYOUT,
+      ref=lambda x, *, axes: np.flip(x, tuple(axes)), attrs={"axes": REQUIRED}, traits=VIEW,
       numpy_names=("flip",))
 
 
@@ -137,7 +138,8 @@ def _py(bound):
 
 
 defop("slice", arity=1, dtype_rule=_same_dtype, shape_rule=_slice_shape, ref=_slice_reference,
-      attrs={"starts": REQUIRED, "stops": REQUIRED, "steps": REQUIRED}, traits=LAYOUT)
+      attrs={"starts": REQUIRED, "stops": REQUIRED, "steps": REQUIRED}, traits=VIEW,
+      markers={"no_frontend_name": "reached by basic indexing (x[1:3, ::-1])"})
 
 
 # --- concatenate / stack ---------------------------------------------------------------------------
@@ -217,11 +219,20 @@ def _take_shape(shapes: list[tuple], *, axis) -> tuple:
     x, idx = tuple(shapes[0]), tuple(shapes[1])
     axis = check_axis("take", axis, len(x))
     n = numel(idx)
-    if x[axis] == 0 and not (is_static(n) and n == 0):
+    others_empty = any(is_static(d) and d == 0 for i, d in enumerate(x) if i != axis)
+    if x[axis] == 0 and not (is_static(n) and n == 0) and not others_empty:  # numpy: nothing is taken
         raise OpError(f"take: cannot take {n} indices from the empty axis {axis} of shape {_fmt(x)}")
     return x[:axis] + idx + x[axis + 1:]
 
 
+def _take_raises(op) -> bool:
+    """IndexError unless the indices are constants within a static axis (numpy checks each index)."""
+    idx, n = constant_value(op.operands[1]), op.operands[0].type.shape[op.attrs["axis"]]
+    if idx is None or not is_static(n):
+        return idx is None or idx.size > 0
+    return bool(idx.size) and not (-n <= idx.min() and idx.max() < n)
+
+
 defop("take", arity=2, dtype_rule=_take_dtype, shape_rule=_take_shape,
       ref=lambda x, idx, *, axis: np.take(x, idx, axis=axis), attrs={"axis": REQUIRED},
-      traits={"layout", "gather"}, numpy_names=("take",))
+      traits={"layout", "gather"}, numpy_names=("take",), raises=_take_raises)

@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from aot.shapes.sympy_functions import FloorDiv, TruncToInt
-
 
 @dataclass(frozen=True)
 class ShapeGuard:
@@ -23,137 +21,12 @@ class ShapeGuard:
 
 
 # ---- printing sympy as Python source ----------------------------------------------------------
-_PREC_OR, _PREC_AND, _PREC_NOT, _PREC_CMP, _PREC_ADD, _PREC_MUL, _PREC_UNARY, _PREC_POW = range(1, 9)
-_PREC_ATOM = 10
-_REL_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Lt: "<", sympy.Le: "<=", sympy.Gt: ">", sympy.Ge: ">="}
-
-
 def to_python(expr, names: dict) -> str:
-    """Python source for `expr`, printing each free symbol as `names[symbol]`."""
-    return _print(expr, names)[0]
+    """Python source for `expr`, printing each free symbol as `names[symbol]` (ir.size_render's
+    Python emitter: the walk that generated code and the C wrapper render sizes with too)."""
+    from ir.size_render import python_source
 
-
-def _wrap(printed: tuple[str, int], min_prec: int) -> str:
-    text, prec = printed
-    return text if prec >= min_prec else f"({text})"
-
-
-def _print(expr, names: dict) -> tuple[str, int]:
-    if expr is sympy.true or expr is sympy.false:
-        return str(bool(expr)), _PREC_ATOM
-    if expr.is_Symbol:
-        if expr not in names:
-            raise KeyError(f"no source for symbol {expr} (known: {sorted(map(str, names))})")
-        return names[expr], _PREC_ATOM
-    if expr.is_Integer:
-        value = int(expr)
-        return str(value), (_PREC_ATOM if value >= 0 else _PREC_UNARY)
-    if expr.is_Rational:
-        return f"{expr.p}/{expr.q}", _PREC_MUL
-    if expr.is_Float:
-        return repr(float(expr)), _PREC_ATOM
-    printer = _PRINTERS.get(expr.func)
-    if printer is not None:
-        return printer(expr, names)
-    if expr.func in _REL_OPS:
-        lhs, rhs = _print(expr.lhs, names), _print(expr.rhs, names)
-        return f"{_wrap(lhs, _PREC_ADD)} {_REL_OPS[expr.func]} {_wrap(rhs, _PREC_ADD)}", _PREC_CMP
-    raise NotImplementedError(f"cannot print {type(expr).__name__} ({expr}) as a guard")
-
-
-def _print_add(expr, names):
-    terms = sorted(expr.args, key=lambda t: (t.is_Number, sympy.default_sort_key(t)))
-    parts = []
-    for term in terms:
-        negative = term.could_extract_minus_sign()
-        text = _wrap(_print(-term if negative else term, names), _PREC_MUL)
-        if not parts:
-            parts.append(f"-{text}" if negative else text)
-        else:
-            parts.append(f" - {text}" if negative else f" + {text}")
-    return "".join(parts), _PREC_ADD
-
-
-def _print_mul(expr, names):
-    coeff, factors = expr.as_coeff_mul()
-    if coeff.is_negative:
-        return f"-{_wrap(_print(-expr, names), _PREC_UNARY)}", _PREC_UNARY
-    numer = [f for f in factors if not (f.is_Pow and f.exp.is_negative)]
-    denom = [1 / f for f in factors if f.is_Pow and f.exp.is_negative]
-    head = [] if coeff == 1 else [coeff]
-    num_text = "*".join(_wrap(_print(f, names), _PREC_UNARY) for f in head + numer) or "1"
-    for d in denom:
-        num_text = f"{num_text}/{_wrap(_print(d, names), _PREC_POW)}"
-    return num_text, _PREC_MUL
-
-
-def _print_pow(expr, names):
-    base, exp = expr.args
-    if exp.is_negative:
-        return f"1/{_wrap(_print(base ** -exp, names), _PREC_POW)}", _PREC_MUL
-    return f"{_wrap(_print(base, names), _PREC_ATOM)}**{_wrap(_print(exp, names), _PREC_POW)}", _PREC_POW
-
-
-def _infix(op: str, prec: int):
-    def printer(expr, names):
-        left, right = (_print(a, names) for a in expr.args)
-        return f"{_wrap(left, prec)} {op} {_wrap(right, prec + 1)}", prec
-
-    return printer
-
-
-def _call(fn: str):
-    def printer(expr, names):
-        return f"{fn}({', '.join(_print(a, names)[0] for a in expr.args)})", _PREC_ATOM
-
-    return printer
-
-
-def _print_minmax(fn: str):
-    def printer(expr, names):
-        args = sorted(expr.args, key=sympy.default_sort_key)
-        return f"{fn}({', '.join(_print(a, names)[0] for a in args)})", _PREC_ATOM
-
-    return printer
-
-
-def _print_boolop(op: str, prec: int):
-    def printer(expr, names):
-        args = sorted(expr.args, key=sympy.default_sort_key)
-        return f" {op} ".join(_wrap(_print(a, names), prec + 1) for a in args), prec
-
-    return printer
-
-
-def _print_not(expr, names):
-    return f"not {_wrap(_print(expr.args[0], names), _PREC_NOT)}", _PREC_NOT
-
-
-def _print_piecewise(expr, names):
-    *branches, (last_value, _) = expr.args
-    text = _print(last_value, names)[0]
-    for value, cond in reversed(branches):
-        text = f"({_print(value, names)[0]} if {_print(cond, names)[0]} else {text})"
-    return text, _PREC_ATOM
-
-
-_PRINTERS = {
-    sympy.Add: _print_add,
-    sympy.Mul: _print_mul,
-    sympy.Pow: _print_pow,
-    sympy.Mod: _infix("%", _PREC_MUL),
-    FloorDiv: _infix("//", _PREC_MUL),
-    sympy.Min: _print_minmax("min"),
-    sympy.Max: _print_minmax("max"),
-    sympy.Abs: _call("abs"),
-    sympy.floor: _call("math.floor"),
-    sympy.ceiling: _call("math.ceil"),
-    TruncToInt: _call("math.trunc"),
-    sympy.Piecewise: _print_piecewise,
-    sympy.And: _print_boolop("and", _PREC_AND),
-    sympy.Or: _print_boolop("or", _PREC_OR),
-    sympy.Not: _print_not,
-}
+    return python_source(expr, {str(s): src for s, src in names.items()})
 
 
 # ---- canonical form -----------------------------------------------------------------------------

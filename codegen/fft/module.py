@@ -311,13 +311,17 @@ class _Emitter:
         return fn
 
 
-def emit_module(precision: str, vlen: int, triple: str = "") -> L.Module:
-    """The kernel module of `precision` ("f32" or "f64") for `vlen` SIMD lanes."""
+def emit_module(precision: str, vlen: int, triple: str = "", data_layout: str = "") -> L.Module:
+    """The kernel module of `precision` ("f32" or "f64") for `vlen` SIMD lanes. Give the target's
+    `triple` and `data_layout` (targets.base.data_layout_of) when the module is for a target: the
+    parser then gives loads and stores without an explicit alignment the target's ABI alignment."""
     if precision not in ("f32", "f64"):
         raise ValueError(f"FFT kernels: precision must be 'f32' or 'f64', got {precision!r}")
     mod = L.Module(name=f"aot_fft_{precision}")
     if triple:
         mod.triple = triple
+    if data_layout:
+        mod.data_layout = data_layout
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
     vlen = max(2, vlen)
     em = _Emitter(mod, ft, vlen)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from llvmlite import ir as L
 
 from ir.dtypes import DType
+from ir.opdef import may_raise
 from ir.symbols import is_static
 
 from ..llvm.context import LowerCtx
@@ -79,14 +80,14 @@ def arg_block_size(n_operands: int, rank: int) -> int:
 def reports_errors(block) -> bool:
     """Whether a kernel body can hit an error numpy raises for (an integer power with a negative
     exponent): its kernel then gets an error slot after the usual arguments."""
-    return any(op.name == "pow" and op.results[0].type.dtype.is_int for op in block.ops)
+    return any(may_raise(op) for op in block.ops)
 
 
 def emit_body(ctx: LowerCtx, block, values: list) -> list:
     """Lower the ops of a kernel body given its arguments' values; returns the yielded values."""
     env = {id(a): v for a, v in zip(block.args, values, strict=False)}
     for op in block.ops:
-        if op.name == "yield":
+        if op is block.terminator:  # the body's yield
             return [env[id(v)] for v in op.operands]
         res = lower_op(ctx, op, [env[id(v)] for v in op.operands])
         env[id(op.results[0])] = res

@@ -9,9 +9,13 @@ on the thread count. Accumulators live in stack slots that mem2reg promotes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from llvmlite import ir as L
 
+from ir.core import Block
 from ir.dtypes import DType, int64
+from ir.reductions import REDUCTIONS
 
 from ..llvm import complexops as C
 from ..llvm.cast import convert
@@ -32,21 +36,22 @@ from ..llvm.loops import (
 from ..targets.base import Target
 from .common import ArgBlock, OperandInfo, emit_body, max_element_bits, new_kernel
 
-_VECTOR_KINDS = ("sum", "prod", "max", "min", "any", "all")
+# kinds whose lanes accumulate independently (the records' `vectorisable`)
+_VECTOR_KINDS = frozenset(k for k, r in REDUCTIONS.items() if r.vectorisable)
 
 
 def identity(ctx: LowerCtx, kind: str, dt: DType):
-    low = kind in ("max", "argmax")
+    """The accumulator's start value of `kind` (its record's `identity`) in `dt`."""
+    which = REDUCTIONS[kind].identity
+    low = which == "lowest"
     if dt.is_complex:
         rt = dt.real_dtype
-        if kind in ("max", "min", "argmax", "argmin"):  # the ends of numpy's lexicographic order
+        if which in ("lowest", "highest"):  # the ends of numpy's lexicographic order
             end = ctx.const(rt, float("-inf") if low else float("inf"))
             return (end, end)
-        return (ctx.const(rt, 1.0 if kind == "prod" else 0.0), ctx.const(rt, 0.0))
-    if kind in ("sum", "any"):
-        return ctx.const(dt, 0)
-    if kind in ("prod", "all"):
-        return ctx.const(dt, 1)
+        return (ctx.const(rt, 1.0 if which == "one" else 0.0), ctx.const(rt, 0.0))
+    if which in ("zero", "one"):
+        return ctx.const(dt, int(which == "one"))
     if dt.is_float:
         return ctx.const(dt, float("-inf") if low else float("inf"))
     if dt.is_bool:
@@ -55,37 +60,55 @@ def identity(ctx: LowerCtx, kind: str, dt: DType):
 
 
 def better(ctx: LowerCtx, kind: str, dt: DType, x, best):
-    """i1: x replaces best (max/argmax: x > best or a first nan; numpy's nan-propagating order)."""
+    """i1: x replaces best (order ">": x > best or a first nan; numpy's nan-propagating order)."""
     f = ctx.builder
-    gt = kind in ("max", "argmax")
+    strict = REDUCTIONS[kind].order
     if dt.is_complex:  # lexicographic (real, then imag); a nan in either part is a nan
-        strict = ">" if gt else "<"
         tie = f.and_(f.fcmp_ordered("==", x[0], best[0]), f.fcmp_ordered(strict, x[1], best[1]))
         cmp = f.or_(f.fcmp_ordered(strict, x[0], best[0]), tie)
         x_nan, best_nan = f.fcmp_unordered("uno", x[0], x[1]), f.fcmp_unordered("uno", best[0], best[1])
         return f.and_(f.not_(best_nan), f.or_(x_nan, cmp))
     if dt.is_float:
-        cmp = f.fcmp_ordered(">" if gt else "<", x, best)
+        cmp = f.fcmp_ordered(strict, x, best)
         first_nan = f.and_(f.fcmp_unordered("uno", x, x), f.fcmp_ordered("ord", best, best))
         return f.or_(cmp, first_nan)
     if dt.is_bool:
-        return f.icmp_unsigned(">" if gt else "<", x, best)
-    return f.icmp_signed(">" if gt else "<", x, best)
+        return f.icmp_unsigned(strict, x, best)
+    return f.icmp_signed(strict, x, best)
+
+
+def _keep_better(kind: str):
+    def comb(ctx: LowerCtx, dt: DType, acc, x):
+        take = better(ctx, kind, dt, x, acc)
+        return C.select(ctx, take, x, acc) if dt.is_complex else ctx.builder.select(take, x, acc)
+
+    return comb
+
+
+def _sum(ctx: LowerCtx, dt: DType, acc, x):
+    f = ctx.builder
+    return C.add(ctx, acc, x) if dt.is_complex else f.fadd(acc, x) if dt.is_float else f.add(acc, x)
+
+
+def _prod(ctx: LowerCtx, dt: DType, acc, x):
+    f = ctx.builder
+    return C.mul(ctx, acc, x) if dt.is_complex else f.fmul(acc, x) if dt.is_float else f.mul(acc, x)
+
+
+# kind -> fn(ctx, dt, acc, x): the LLVM combine of each non-index record of ir.reductions (index
+# kinds track their position with `better` in the kernel; tests check the table covers the records)
+COMBINE = {
+    "sum": _sum,
+    "prod": _prod,
+    "any": lambda ctx, dt, acc, x: ctx.builder.or_(acc, x),
+    "all": lambda ctx, dt, acc, x: ctx.builder.and_(acc, x),
+    "max": _keep_better("max"),
+    "min": _keep_better("min"),
+}
 
 
 def combine(ctx: LowerCtx, kind: str, dt: DType, acc, x):
-    f = ctx.builder
-    if kind == "sum":
-        return C.add(ctx, acc, x) if dt.is_complex else f.fadd(acc, x) if dt.is_float else f.add(acc, x)
-    if kind == "prod":
-        return C.mul(ctx, acc, x) if dt.is_complex else f.fmul(acc, x) if dt.is_float else f.mul(acc, x)
-    if kind == "any":
-        return f.or_(acc, x)
-    if kind == "all":
-        return f.and_(acc, x)
-    if dt.is_complex:
-        return C.select(ctx, better(ctx, kind, dt, x, acc), x, acc)
-    return f.select(better(ctx, kind, dt, x, acc), x, acc)
+    return COMBINE[kind](ctx, dt, acc, x)
 
 
 class _Slot:
@@ -106,20 +129,27 @@ class _Slot:
             self.b.store(v, p)
 
 
-def emit_reduce(
-    module: L.Module,
-    target: Target,
-    name: str,
-    shape: tuple,
-    axes: tuple,
-    kind: str,
-    acc_dtype: DType,
-    block,
-    inputs: list[OperandInfo],
-    output: OperandInfo,
-    helpers: dict,
-) -> L.Function:
+@dataclass(frozen=True)
+class ReduceSpec:
+    """What one reduce kernel computes: over the iteration `shape`, `kind` (an ir.reductions
+    record's name) of the scalar body `block` (one argument per input, one yielded value)
+    accumulated in `acc_dtype` along `axes`, from `inputs` into `output` (the output's broadcast
+    flags are True on the reduced dims). A dim may be `dynamic` (read from the argument block even
+    when the graph's shape is static: split_reduce's chunks)."""
+
+    shape: tuple
+    axes: tuple
+    kind: str
+    acc_dtype: DType
+    block: Block
+    inputs: tuple[OperandInfo, ...]
+    output: OperandInfo
+
+
+def emit_reduce(module: L.Module, target: Target, name: str, spec: ReduceSpec, helpers: dict) -> L.Function:
     """`void name(args, begin, end)`: output elements [begin, end) of a kernel.reduce."""
+    shape, axes, kind, acc_dtype, block = spec.shape, spec.axes, spec.kind, spec.acc_dtype, spec.block
+    inputs, output = list(spec.inputs), spec.output
     if not shape:  # a 0-d reduction is a copy of its single element
         shape, axes = (1,), ()
         inputs = [OperandInfo(i.dtype, (True,)) for i in inputs]
@@ -145,7 +175,7 @@ def emit_reduce(
             idx = b.srem(rest, ab.dims[k])
             rest = b.sdiv(rest, ab.dims[k])
             offs = [b.add(off, b.mul(idx, ab.strides[n][k])) for n, off in enumerate(offs)]
-        is_arg = kind in ("argmax", "argmin")
+        is_arg = REDUCTIONS[kind].index
         val_dt = yield_dt if is_arg else acc_dtype
         acc = _Slot(b, entry_b, identity(sctx, kind, val_dt))
         acc.set(identity(sctx, kind, val_dt))
@@ -297,7 +327,7 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
     acc.set(combine(sctx, kind, acc_dtype, acc.get(), total))
 
 
-__all__ = ["combine", "emit_reduce", "identity"]
+__all__ = ["ReduceSpec", "combine", "emit_reduce", "identity"]
 
 
 def _rows(

@@ -90,6 +90,12 @@ class LowerCtx:
         return out
 
 
+def declare(module: L.Module, name: str, ret: L.Type, args: list[L.Type]) -> L.Function:
+    """The module's declaration of external function `name` (made on first use)."""
+    fn = module.globals.get(name)
+    return fn if fn is not None else L.Function(module, L.FunctionType(ret, args), name=name)
+
+
 def _type_suffix(t: L.Type) -> str:
     if isinstance(t, L.VectorType):
         return f"v{t.count}{_type_suffix(t.element)}"

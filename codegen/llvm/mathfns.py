@@ -2,8 +2,17 @@
 
 Vectors call glibc's libmvec variants (`_ZGVeN8v_sin`: AVX-512, 8 x f64; `_ZGVdN8v_sinf`: AVX2,
 8 x f32; ...) when the Target names "libmvec" as its vector library, otherwise each lane calls
-scalar libm. Scalars call libm. The choice is made from the Target, never from the host.
+the scalar function. Scalars call the Target's math library (`Target.math_library`: "libm", C's
+names; MATH_LIBRARIES). The choice is made from the Target, never from the host.
 glibc >= 2.35 exports every name in LIBMVEC_FUNCS for the b/c/d/e ISA variants (`nm -D libmvec.so.1`).
+
+Accuracy contract: every real transcendental (exp, expm1, exp2, log, log1p, log2, log10, the
+trigonometric and hyperbolic functions and their inverses, arctan2, pow, erf, sigmoid, cbrt,
+hypot) is within 4 ulp of the exact value in float64 and float32, on the vector and the scalar
+path, and exact where the exact value is representable at the points users compare with ==
+(exp2 of integers, log2 of powers of 2, log10 of powers of 10, exp(0), sqrt of squares, ...).
+tests/codegen/test_accuracy.py checks it against mpmath; tools/ulp_report.py prints the measured
+maxima.
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from .context import LowerCtx
-from .types import F32
+from .types import F32, F64
 
 # libm name -> number of arguments; all exist in libmvec (glibc >= 2.35)
 LIBMVEC_FUNCS = {
@@ -31,6 +40,9 @@ LIBMVEC_FUNCS = {
     "asin": 1,
     "acos": 1,
     "atan": 1,
+    "asinh": 1,
+    "acosh": 1,
+    "atanh": 1,
     "atan2": 2,
     "pow": 2,
     "erf": 1,
@@ -64,11 +76,39 @@ def libmvec_name(ctx: LowerCtx, name: str, elem: L.Type, lanes: int) -> str | No
     return f"_ZGV{isa}N{lanes}{'v' * LIBMVEC_FUNCS[name]}_{name}{suffix}"
 
 
+# Target.math_library -> the name of scalar function `name` (C's, e.g. "sin") in float32 / float64
+MATH_LIBRARIES = {
+    "libm": lambda name, f32: name + ("f" if f32 else ""),
+    "libdevice": lambda name, f32: f"__nv_{name}" + ("f" if f32 else ""),  # the NVIDIA target (not built yet)
+}
+
+
+def scalar_math_name(ctx: LowerCtx, name: str, elem: L.Type) -> str:
+    """The symbol of C math function `name` on `elem` scalars in the target's math library."""
+    try:
+        naming = MATH_LIBRARIES[ctx.target.math_library]
+    except KeyError:
+        raise NotImplementedError(
+            f"target {ctx.target.name!r}: unknown math library {ctx.target.math_library!r} "
+            f"(known: {sorted(MATH_LIBRARIES)})"
+        ) from None
+    return naming(name, elem == F32)
+
+
+# float32 functions computed in float64 and rounded once: libmvec's log10f misses exact results
+# (log10f(100) = 2.0000002, as numpy's), the float64 one does not
+F32_IN_F64 = {"log10"}
+
+
 def libm(ctx: LowerCtx, name: str, *args):
     """Call libm's `name` (f64) / `namef` (f32) on scalars or vectors of one float type."""
     t = args[0].type
     elem = t.element if isinstance(t, L.VectorType) else t
-    scalar_name = name + ("f" if elem == F32 else "")
+    if elem == F32 and name in F32_IN_F64:
+        wide_t = L.VectorType(F64, t.count) if isinstance(t, L.VectorType) else F64
+        wide = [ctx.builder.fpext(a, wide_t) for a in args]
+        return ctx.builder.fptrunc(_libm_f64(ctx, name, wide), t)
+    scalar_name = scalar_math_name(ctx, name, elem)
     if isinstance(t, L.VectorType):
         vname = libmvec_name(ctx, name, elem, t.count)
         if vname is not None:
@@ -78,3 +118,17 @@ def libm(ctx: LowerCtx, name: str, *args):
         return ctx.per_lane(fn, list(args))
     fn = ctx.function(scalar_name, elem, [elem] * len(args))
     return ctx.builder.call(fn, list(args))
+
+
+def _libm_f64(ctx: LowerCtx, name: str, args: list):
+    """`libm` on float64 values, a vector wider than libmvec's split in halves."""
+    t = args[0].type
+    n = t.count if isinstance(t, L.VectorType) else 1
+    if n == 1 or n % 2 or ctx.target.vector_library != "libmvec" or libmvec_name(ctx, name, F64, n):
+        return libm(ctx, name, *args)
+    b = ctx.builder
+    half = [[b.shuffle_vector(a, L.Constant(t, L.Undefined), L.Constant(L.VectorType(L.IntType(32), n // 2),
+                                                                            list(range(k, k + n // 2))))
+             for a in args] for k in (0, n // 2)]
+    lo, hi = (_libm_f64(ctx, name, h) for h in half)
+    return b.shuffle_vector(lo, hi, L.Constant(L.VectorType(L.IntType(32), n), list(range(n))))

@@ -6,13 +6,15 @@ returns 0 and warns) and never execute an LLVM `sdiv` that could trap.
 
 from __future__ import annotations
 
-from ir.dtypes import DType, bool_, promote
+from llvmlite import ir as L
+
+from ir.dtypes import DType, bool_, int32, int64, promote
 from ir.opdef import MissingRule
 
 from . import complexops as C
 from .cast import convert
 from .context import LowerCtx
-from .lowering import in_dtypes, out_dtype, rule
+from .rule_table import in_dtypes, out_dtype, rule
 
 
 def as_dtype(ctx: LowerCtx, op, vals, dt: DType) -> list:
@@ -56,7 +58,7 @@ rule("mul")(
     _binary(
         lambda f, a, b, bool_=False: f.and_(a, b) if bool_ else f.mul(a, b),
         lambda f, a, b: f.fmul(a, b),
-        C.mul,
+        C.mul_ufunc,
     )
 )
 
@@ -142,6 +144,37 @@ def _mod(ctx: LowerCtx, op, a, b):
     return int_mod(ctx, dt, a, b)
 
 
+@rule("fmod")
+def _fmod(ctx: LowerCtx, op, a, b):
+    """C's fmod (LLVM's frem); integers truncate, and x % 0 and MIN % -1 give 0, as numpy."""
+    dt = out_dtype(op)
+    a, b = as_dtype(ctx, op, [a, b], dt)
+    f = ctx.builder
+    if dt.is_float:
+        return f.frem(a, b)
+    d, bz, ovf = _safe_divisor(ctx, dt, a, b)
+    return f.select(f.or_(bz, ovf), ctx.const(dt, 0), f.srem(a, d))
+
+
+@rule("copysign")
+def _copysign(ctx: LowerCtx, op, a, b):
+    dt = out_dtype(op)
+    a, b = as_dtype(ctx, op, [a, b], dt)
+    return ctx.intrinsic("copysign", [a, b])
+
+
+@rule("heaviside")
+def _heaviside(ctx: LowerCtx, op, x, h):
+    """numpy's: 0 below zero, h at (either) zero, 1 above, nan for nan."""
+    dt = out_dtype(op)
+    x, h = as_dtype(ctx, op, [x, h], dt)
+    f = ctx.builder
+    zero = ctx.const(dt, 0.0)
+    r = f.select(f.fcmp_ordered("<", x, zero), zero, ctx.const(dt, 1.0))
+    r = f.select(f.fcmp_ordered("==", x, zero), h, r)
+    return f.select(f.fcmp_unordered("uno", x, x), x, r)
+
+
 # --- unary arithmetic ---------------------------------------------------------------------------
 @rule("neg")
 def _neg(ctx: LowerCtx, op, a):
@@ -192,7 +225,7 @@ def _square(ctx: LowerCtx, op, a):
     (a,) = as_dtype(ctx, op, [a], dt)
     f = ctx.builder
     if dt.is_complex:
-        return C.mul(ctx, a, a)
+        return C.mul_ufunc(ctx, a, a)
     if dt.is_bool:
         return a
     return f.fmul(a, a) if dt.is_float else f.mul(a, a)
@@ -203,8 +236,7 @@ def _reciprocal(ctx: LowerCtx, op, a):
     dt = out_dtype(op)
     (a,) = as_dtype(ctx, op, [a], dt)
     if dt.is_complex:
-        one = (ctx.const(dt.real_dtype, 1.0), ctx.const(dt.real_dtype, 0.0))
-        return C.div(ctx, dt.real_dtype, one, a)
+        return C.reciprocal(ctx, dt.real_dtype, a)
     if dt.is_float:
         return ctx.builder.fdiv(ctx.const(dt, 1.0), a)
     if dt.is_bool:
@@ -335,6 +367,53 @@ def _logical_not(ctx: LowerCtx, op, a):
     return ctx.builder.xor(a, ctx.const(_bool(), 1))
 
 
+# --- bitwise ----------------------------------------------------------------------------------------
+_BITWISE = {"bitwise_and": "and_", "bitwise_or": "or_", "bitwise_xor": "xor"}
+
+
+@rule(*_BITWISE)
+def _bitwise(ctx: LowerCtx, op, a, b):
+    a, b = as_dtype(ctx, op, [a, b], out_dtype(op))
+    return getattr(ctx.builder, _BITWISE[op.name])(a, b)
+
+
+@rule("invert")
+def _invert(ctx: LowerCtx, op, a):
+    dt = out_dtype(op)
+    (a,) = as_dtype(ctx, op, [a], dt)
+    return ctx.builder.xor(a, ctx.const(dt, 1 if dt.is_bool else -1))  # all ones (an i1 bool: true)
+
+
+@rule("left_shift", "right_shift")
+def _shift(ctx: LowerCtx, op, a, b):
+    """numpy's npy_lshift/npy_rshift: a count that is not below the width, compared unsigned (so
+    negative counts too), gives 0, or the sign fill for right shifts; for LLVM it would be poison."""
+    dt = out_dtype(op)
+    a, b = as_dtype(ctx, op, [a, b], dt)
+    f = ctx.builder
+    top = ctx.const(dt, dt.bits - 1)
+    in_range = f.icmp_unsigned("<=", b, top)
+    if op.name == "left_shift":
+        return f.select(in_range, f.shl(a, b), ctx.const(dt, 0))  # the poison lane is not selected
+    return f.ashr(a, f.select(in_range, b, top))
+
+
+@rule("signbit")
+def _signbit(ctx: LowerCtx, op, a):
+    """The sign bit (set for -0.0 and negative nans); integers: x < 0; bools: never."""
+    src = in_dtypes(op)[0]
+    f = ctx.builder
+    if src.is_bool:
+        return ctx.const(bool_, False)
+    if src.is_int:
+        return f.icmp_signed("<", a, ctx.const(src, 0))
+    it = int64 if src.bits == 64 else int32
+    bits_t = L.IntType(src.bits)
+    if isinstance(a.type, L.VectorType):
+        bits_t = L.VectorType(bits_t, a.type.count)
+    return f.icmp_signed("<", f.bitcast(a, bits_t), ctx.const(it, 0))
+
+
 @rule("isnan", "isinf", "isfinite")
 def _isclass(ctx: LowerCtx, op, a):
     src = in_dtypes(op)[0]
@@ -355,7 +434,7 @@ def _isclass(ctx: LowerCtx, op, a):
 
 
 # --- rounding -------------------------------------------------------------------------------------
-_ROUND = {"floor": "floor", "ceil": "ceil", "round": "roundeven"}
+_ROUND = {"floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "roundeven"}
 
 
 @rule(*_ROUND)

@@ -2,35 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir as L
 
 from ir import dtypes as D
 from ir.dtypes import DType
+from ir.opdef import OPDEFS
 
 from . import complexops as C
 from .cast import convert
 from .context import LowerCtx
-from .lowering import out_dtype, rule
+from .rule_table import LIBM_RULE, out_dtype, rule
 from .mathfns import libm
 from .rules_arith import as_dtype, raise_missing
 
-# op name -> libm name; complex versions in complexops where numpy's formula is simple
-_UNARY = {
-    "exp": "exp",
-    "expm1": "expm1",
-    "log": "log",
-    "log1p": "log1p",
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "tanh": "tanh",
-    "arcsin": "asin",
-    "arccos": "acos",
-    "arctan": "atan",
-    "sinh": "sinh",
-    "cosh": "cosh",
-    "erf": "erf",
-}
+# complex versions of rows lowered through libm (OpDef.libm), where numpy's formula is simple
 _COMPLEX_UNARY = {
     "exp": C.exp,
     "log": C.log,
@@ -46,21 +33,29 @@ _COMPLEX_UNARY = {
     "arcsin": C.libm_complex("casin"),
     "arccos": C.libm_complex("cacos"),
     "arctan": C.libm_complex("catan"),
+    "arcsinh": C.libm_complex("casinh"),
+    "arccosh": C.libm_complex("cacosh"),
+    "arctanh": C.libm_complex("catanh"),
+    "exp2": C.exp2,
+    "log2": C.log2,
+    "log10": C.log10,
 }
 
 
-@rule(*_UNARY)
-def _unary(ctx: LowerCtx, op, a):
+@rule(LIBM_RULE)
+def _libm_row(ctx: LowerCtx, op, *args):
+    """A row naming a C math function (`libm="asinh"`): that function on real floats, the complex
+    formula of _COMPLEX_UNARY on complex values."""
     dt = out_dtype(op)
-    (a,) = as_dtype(ctx, op, [a], dt)
+    args = as_dtype(ctx, op, list(args), dt)
     if dt.is_complex:
         fn = _COMPLEX_UNARY.get(op.name)
-        if fn is None:
+        if fn is None or len(args) != 1:
             raise_missing(op, dt)
-        return in_float64(ctx, dt, a, fn)
+        return in_float64(ctx, dt, args[0], fn)
     if not dt.is_float:
         raise_missing(op, dt)
-    return libm(ctx, _UNARY[op.name], a)
+    return libm(ctx, OPDEFS[op.name].libm, *args)
 
 
 def in_float64(ctx: LowerCtx, dt: DType, a, fn):
@@ -107,13 +102,41 @@ def _sigmoid(ctx: LowerCtx, op, a):
     return f.select(f.fcmp_unordered("uno", a, a), a, r)
 
 
-@rule("arctan2")
-def _arctan2(ctx: LowerCtx, op, y, x):
+@rule("logaddexp", "logaddexp2")
+def _logaddexp(ctx: LowerCtx, op, a, b):
+    """numpy's npy_logaddexp(2): max + log1p(exp(-|a-b|)) (in base 2: scaled by ln 2), equal
+    operands (infinities included) give a + log(2), a nan gives nan."""
     dt = out_dtype(op)
-    y, x = as_dtype(ctx, op, [y, x], dt)
+    a, b = as_dtype(ctx, op, [a, b], dt)
     if not dt.is_float:
         raise_missing(op, dt)
-    return libm(ctx, "atan2", y, x)
+    f = ctx.builder
+    base2 = op.name == "logaddexp2"
+    d = f.fsub(a, b)
+    hi = f.select(f.fcmp_ordered(">", d, ctx.const(dt, 0.0)), a, b)
+    neg = f.fneg(ctx.intrinsic("fabs", [d]))
+    if base2:  # log2(1 + 2^-t) = log1p(exp2(-t)) / ln 2
+        corr = f.fmul(libm(ctx, "log1p", libm(ctx, "exp2", neg)), ctx.const(dt, 1 / math.log(2)))
+    else:
+        corr = libm(ctx, "log1p", libm(ctx, "exp", neg))
+    r = f.select(f.fcmp_unordered("uno", d, d), d, f.fadd(hi, corr))
+    tie = f.fadd(a, ctx.const(dt, 1.0 if base2 else math.log(2)))
+    return f.select(f.fcmp_ordered("==", a, b), tie, r)
+
+
+@rule("spacing")
+def _spacing(ctx: LowerCtx, op, a):
+    """numpy's npy_spacing: the gap to the next value away from zero (+0 and -0: the smallest
+    positive subnormal); nan for infinities and nans."""
+    dt = out_dtype(op)
+    (a,) = as_dtype(ctx, op, [a], dt)
+    if not dt.is_float:
+        raise_missing(op, dt)
+    f = ctx.builder
+    inf = ctx.const(dt, math.inf)
+    away = f.select(f.fcmp_ordered("==", a, ctx.const(dt, 0.0)), inf, ctx.intrinsic("copysign", [inf, a]))
+    r = f.fsub(libm(ctx, "nextafter", a, away), a)
+    return f.select(f.fcmp_ordered("==", ctx.intrinsic("fabs", [a]), inf), ctx.const(dt, math.nan), r)
 
 
 @rule("pow")
@@ -121,9 +144,7 @@ def _pow(ctx: LowerCtx, op, a, b):
     dt = out_dtype(op)
     a, b = as_dtype(ctx, op, [a, b], dt)
     if dt.is_complex:
-        if dt == D.complex64:  # in float64, like the other complex64 transcendentals
-            wa, wb = (convert(ctx, v, dt, D.complex128) for v in (a, b))
-            return convert(ctx, C.pow(ctx, D.float64, wa, wb), D.complex128, dt)
+        # integer exponents in the dtype (npymath's products), the rest in float64
         return C.pow(ctx, dt.real_dtype, a, b)
     if dt.is_float:
         return libm(ctx, "pow", a, b)

@@ -2,15 +2,23 @@
 
 A `Target` is plain data (frozen, hashable, part of cache keys); the llvmlite TargetMachine is
 built from it on demand and cached. Stage outputs are str/bytes.
+
+Thread safety: compiles may run on worker threads (aot/compiler/watchdog.py), one of them possibly
+stuck. Each parsed module gets its own LLVMContext and each thread its own TargetMachine (LLVM's
+threading contract), and the two long calls (the pass pipeline, code emission) run outside
+llvmlite's process-wide lock, so one long compile does not stall every other llvmlite call.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import logging
+import threading
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
+from llvmlite.binding import ffi
 
 log = logging.getLogger(__name__)
 asm_log = logging.getLogger("aot.asm")
@@ -22,6 +30,14 @@ class Target:
 
     vector_bits: SIMD register width used for explicit vector loops (128/256/512; 0: scalar only).
     vector_library: "libmvec" when glibc's vector math variants may be called, else None.
+    kind: the target kind (targets/kinds.py TARGET_KINDS): which Host runs the entry functions'
+        host work (codegen/host.py: allocation, threads, status), and the defaults below.
+    math_library: where scalar math functions come from (llvm/mathfns.py): "libm" (sin, sinf),
+        "libdevice" (__nv_sin) for the NVIDIA target.
+    loop_skeleton: how kernels walk their flat range: "vector_rows" (rows of vectors with one
+        masked tail, on a range [begin, end) a thread pool splits: CPU).
+    data_layout: the LLVM data layout string, when known ("" : from the TargetMachine, see
+        `data_layout_of`).
     """
 
     name: str
@@ -32,6 +48,9 @@ class Target:
     vector_library: str | None = None
     opt_level: int = 3
     data_layout: str = field(default="", compare=False)
+    kind: str = "cpu"
+    math_library: str = "libm"
+    loop_skeleton: str = "vector_rows"
 
     def vector_len(self, bits: int) -> int:
         """Lanes of a vector of `bits`-wide elements (1 when vectors are off)."""
@@ -42,19 +61,34 @@ class Target:
 
 
 _initialized = False
+_init_lock = threading.Lock()
+_local = threading.local()  # per-thread TargetMachines
 
 
 def init_llvm() -> None:
     global _initialized
-    if not _initialized:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        llvm.initialize_native_asmparser()  # module-level asm (glibc.py's .symver pins)
-        _initialized = True
+    with _init_lock:
+        if not _initialized:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            llvm.initialize_native_asmparser()  # module-level asm (glibc.py's .symver pins)
+            _initialized = True
 
 
 @functools.lru_cache(maxsize=16)
 def create_target_machine(target: Target) -> llvm.TargetMachine:
+    """The process-wide TargetMachine of `target`: for its data layout and one-thread uses."""
+    return _new_target_machine(target)
+
+
+@functools.lru_cache(maxsize=16)
+def data_layout_of(target: Target) -> str:
+    """The target's LLVM data layout: set on every llvmlite module when it is created, so that the
+    parser gives loads and stores without an explicit alignment the target's ABI alignment."""
+    return target.data_layout or str(create_target_machine(target).target_data)
+
+
+def _new_target_machine(target: Target) -> llvm.TargetMachine:
     init_llvm()
     t = llvm.Target.from_triple(target.triple)
     return t.create_target_machine(
@@ -67,34 +101,80 @@ def create_target_machine(target: Target) -> llvm.TargetMachine:
     )
 
 
+def thread_target_machine(target: Target) -> llvm.TargetMachine:
+    """This thread's TargetMachine of `target` (a TargetMachine is not safe to share between
+    threads that optimise or emit at the same time; making one costs ~0.5 ms)."""
+    machines = getattr(_local, "machines", None)
+    if machines is None:
+        machines = _local.machines = {}
+    tm = machines.get(target)
+    if tm is None:
+        tm = machines[target] = _new_target_machine(target)
+    return tm
+
+
 def parse(llvm_ir: str) -> llvm.ModuleRef:
+    """Parse and verify, into a fresh LLVMContext (the global one is not thread-safe)."""
     init_llvm()
-    mod = llvm.parse_assembly(llvm_ir)
+    mod = llvm.parse_assembly(llvm_ir, context=llvm.create_context())
     mod.verify()
     return mod
 
 
-def optimize(mod: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
-    """Run the new-pass-manager pipeline at the target's level (loop and SLP vectorisers on)."""
-    tm = create_target_machine(target)
-    mod.triple = target.triple
-    mod.data_layout = str(tm.target_data)
+def pipeline_options(target: Target) -> llvm.PipelineTuningOptions:
+    """The tuning of the O`opt_level` pipeline (see optimize)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=target.opt_level)
-    pto.loop_vectorization = target.opt_level >= 2
+    pto.loop_vectorization = False
     pto.slp_vectorization = target.opt_level >= 2
     pto.loop_unrolling = target.opt_level >= 2
-    pb = llvm.create_pass_builder(tm, pto)
+    return pto
+
+
+def optimize(mod: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
+    """Run the new-pass-manager pipeline at the target's level, SLP vectoriser on, loop vectoriser
+    off. Our code generator emits its loops as explicit `<N x T>` vector code already, so LLVM's
+    loop vectoriser gains nothing on the benchmarks (their machine code is identical without it),
+    and at O3 it can take unbounded time: after non-trivial unswitching and full unrolling of
+    small constant-trip loops, a full reduction's outer loop (whose body does not depend on its
+    index) holds a long chain of NaN-propagating min/max steps that each use the previous value
+    three times, all loop-invariant, and VPlan's recursive `vputils::isSingleScalar` walks every
+    path of that DAG: 3**28 paths for np.min of the (4, 7) array of issue 11 (days). Measured on
+    random programs with tools/fuzz_compile_time.py and tests/aot/compile/test_compile_time.py."""
+    tm = thread_target_machine(target)
+    mod.triple = target.triple
+    mod.data_layout = str(tm.target_data)
+    pb = llvm.create_pass_builder(tm, pipeline_options(target))
     mpm = pb.getModulePassManager()
-    mpm.run(mod, pb)
+    _unlocked(ffi.lib.LLVMPY_RunNewModulePassManager)(mpm, mod, pb)
     return mod
 
 
 def emit_object(mod: llvm.ModuleRef, target: Target) -> bytes:
-    return create_target_machine(target).emit_object(mod)
+    return _emit(mod, target, use_object=True)
 
 
 def emit_assembly(mod: llvm.ModuleRef, target: Target) -> str:
-    text = create_target_machine(target).emit_assembly(mod)
+    text = _emit(mod, target, use_object=False).decode()
     if asm_log.isEnabledFor(logging.INFO):
         asm_log.info("%s", text)
     return text
+
+
+def _emit(mod: llvm.ModuleRef, target: Target, use_object: bool) -> bytes:
+    """TargetMachine.emit_object/emit_assembly, with this thread's machine and without the lock."""
+    tm = thread_target_machine(target)
+    with ffi.OutputString() as err:
+        buf = _unlocked(ffi.lib.LLVMPY_TargetMachineEmitToMemory)(tm, mod, int(use_object), err)
+        if not buf:
+            raise RuntimeError(str(err))
+    try:
+        return ctypes.string_at(ffi.lib.LLVMPY_GetBufferStart(buf), ffi.lib.LLVMPY_GetBufferSize(buf))
+    finally:
+        ffi.lib.LLVMPY_DisposeMemoryBuffer(buf)
+
+
+def _unlocked(fn):
+    """The raw ctypes function behind an llvmlite binding, which otherwise holds llvmlite's
+    process-wide lock for the whole call. Only for calls on objects private to this thread (the
+    module's own context, this thread's TargetMachine)."""
+    return getattr(fn, "_cfn", fn)

@@ -7,7 +7,7 @@ bit-for-bit under IEEE semantics: `x + c` drops c only when c is -0.0 for floats
 (complex products with 0-imaginary parts turn inf into nan), and `x * 0` only for ints and bools.
 Commutative ops get their constant operand last, so the rows only look to the right.
 
-Scalar powers 2, 0.5 and -1 of real arrays become numpy's fast paths (mul, sqrt, reciprocal). Structural rows: involutions (neg, logical_not, conj), layout ops that are no-ops at their own
+Scalar powers 2, 0.5 and -1 of real arrays become numpy's fast paths (mul, sqrt, reciprocal). Structural rows: involutions (neg, logical_not, conj, invert), layout ops that are no-ops at their own
 type, chains of reshape-like ops, double transposes, and casts through a wider dtype and back.
 """
 from __future__ import annotations
@@ -62,6 +62,11 @@ def _is_int_zero(c: np.ndarray, dt: DType) -> bool:
     return (dt.is_int or dt.is_bool) and bool(np.all(c == 0))
 
 
+def _is_all_ones(c: np.ndarray, dt: DType) -> bool:
+    """Every bit set in the result dtype: an int -1 (it sign-extends), or True for a bool result."""
+    return (c.dtype.kind == "i" and bool(np.all(c == -1))) or _is_true(c, dt)
+
+
 # op -> predicate on the right-hand constant c (given the result dtype) under which `x op c == x`
 RIGHT_IDENTITY: dict[str, Pred] = {
     "add": _is_neg_zero,
@@ -71,6 +76,11 @@ RIGHT_IDENTITY: dict[str, Pred] = {
     "pow": _is_one,
     "logical_and": _is_true,
     "logical_or": _is_false,
+    "bitwise_and": _is_all_ones,
+    "bitwise_or": _is_int_zero,
+    "bitwise_xor": _is_int_zero,
+    "left_shift": _is_int_zero,
+    "right_shift": _is_int_zero,
 }
 
 # op -> predicate on the right-hand constant c under which `x op c == c` (broadcast to the result)
@@ -78,10 +88,12 @@ RIGHT_ABSORBING: dict[str, Pred] = {
     "mul": _is_int_zero,
     "logical_and": _is_false,
     "logical_or": _is_true,
+    "bitwise_and": _is_int_zero,
+    "bitwise_or": _is_all_ones,
 }
 
 # f(f(x)) == x for these, whenever the types line up
-INVOLUTIONS = frozenset({"neg", "logical_not", "conj"})
+INVOLUTIONS = frozenset({"neg", "logical_not", "conj", "invert"})
 
 
 def _same_type(op: Operation) -> bool:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..core import Block, Func, Operation
-from ..opdef import OPDEFS
+from ..opdef import OPDEFS, may_raise
 from . import Pass, register_pass
 
 EFFECT_TRAITS = frozenset({"side_effects", "impure"})
@@ -21,16 +21,22 @@ def has_effects(op: Operation) -> bool:
 
 
 def is_pure(op: Operation) -> bool:
-    """Removable when unused and mergeable with an equal op: no effects and not a terminator."""
+    """Mergeable with an equal op: no effects and not a terminator."""
     d = OPDEFS.get(op.name)
     return d is not None and not d.has("terminator") and not has_effects(op)
+
+
+def is_removable(op: Operation) -> bool:
+    """Erasable when unused: pure, and raising no error numpy would raise (a dead np.take of an
+    out-of-bounds index still raises IndexError)."""
+    return is_pure(op) and not any(may_raise(inner) for inner in op.walk())  # a kernel's body too
 
 
 def eliminate_dead_ops(block: Block) -> int:
     """Erase dead pure ops of `block` and of nested regions; returns how many were erased."""
     erased = 0
     for op in reversed(list(block.ops)):  # users come after producers: one backward sweep suffices
-        if not op.has_uses() and is_pure(op):
+        if not op.has_uses() and is_removable(op):
             op.erase()
             erased += 1
             continue

@@ -22,7 +22,7 @@ import logging
 from ..core import Func, Operation
 from ..symbols import dim_str
 from . import Pass, register_pass
-from .dce import is_pure
+from .dce import is_removable
 from .fuse_build import FusionError, build_elementwise, build_reduce, stable_topological_order
 from .fuse_plan import FusionOptions, FusionPlan
 
@@ -73,7 +73,7 @@ def _erase_fused(plan: FusionPlan, was_dead: set[Operation]) -> None:
                 what = "fused" if op in plan.kernel_ops else "absorbed into kernels"
                 raise FusionError(f"{op.name} was {what} but is still read by {users}")
             op.erase()
-        elif op not in was_dead and not op.has_uses() and is_pure(op):
+        elif op not in was_dead and not op.has_uses() and is_removable(op):
             op.erase()
 
 

@@ -9,16 +9,13 @@ import numpy as np
 from ..builder import Builder
 from ..core import Block, Operation, OpResult, Region, Value
 from ..opdef import lookup
+from ..reductions import REDUCTIONS
 from ..types import ScalarType
 from ..verifier import describe_op
 from .constants import CONSTANT_OP, VALUE_ATTR
 from .dce import is_pure
 from .fuse_plan import is_scalar_constant, reduce_axes, source
 
-# reductions whose body yields values of the result dtype: numpy accumulates sums and products of
-# bool and int32 in int64, so the body casts before the combine (max/min/arg* compare the operand's
-# own values; any/all test them against zero, which a cast to bool would get wrong for complex)
-ACCUMULATE_IN_RESULT_DTYPE = frozenset({"sum", "prod"})
 CAST_OP = "cast"
 
 
@@ -106,7 +103,8 @@ def build_reduce(red: Operation, computes: Callable[[Operation], bool]) -> tuple
     dtype = red.result.type.dtype
     body = BodyBuilder(computes)
     y = body.scalar(x)
-    if red.name in ACCUMULATE_IN_RESULT_DTYPE and y.type.dtype != dtype:
+    # numpy accumulates sums and products of bool and int32 in int64: the body casts before combining
+    if REDUCTIONS[red.name].body_in_result_dtype and y.type.dtype != dtype:
         y = body.builder.op(CAST_OP, y, dtype=dtype)
     names = body.op_names()
     attrs = lookup("kernel.reduce").full_attrs({

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..core import Func, Operation, OpResult, Value
-from ..opdef import OPDEFS
-from ..structural import REDUCE_KINDS
+from ..opdef import OPDEFS, may_raise
+from ..reductions import REDUCTIONS
 from ..symbols import dims_equal
 from ..types import TensorType
 from .constants import CONSTANT_OP
@@ -31,7 +31,7 @@ from .constants import CONSTANT_OP
 
 @dataclass(frozen=True, slots=True)
 class FusionOptions:
-    """Recomputation limits, in units of one cheap scalar op (see RECOMPUTE_COST).
+    """Recomputation limits, in units of one cheap scalar op (see recompute_cost).
 
     recompute_limit: a value read by several kernels (a reduction and an elementwise consumer, say)
         is recomputed in each when its cone costs at most this; softmax's `exp(x - m)` costs 9.
@@ -43,12 +43,10 @@ class FusionOptions:
     broadcast_limit: int = 2
 
 
-# cost of recomputing one scalar op, relative to an add; ops not listed cost 1
-RECOMPUTE_COST: dict[str, int] = {
-    **dict.fromkeys(("exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "arcsin", "arccos",
-                     "arctan", "arctan2", "sinh", "cosh", "pow", "erf", "sigmoid"), 8),
-    **dict.fromkeys(("div", "sqrt", "rsqrt", "reciprocal", "mod", "floordiv"), 3),
-}
+def recompute_cost(op: Operation) -> int:
+    """Cost of recomputing one scalar `op`, relative to an add: its row's `cost` (1 for other ops)."""
+    d = OPDEFS.get(op.name)
+    return d.cost if d is not None else 1
 
 
 def _always(op: Operation) -> bool:
@@ -77,7 +75,7 @@ def is_elementwise(op: Operation) -> bool:
 
 def is_reduction(op: Operation) -> bool:
     d = OPDEFS.get(op.name)
-    return (d is not None and d.has("reduction") and op.name in REDUCE_KINDS and len(op.operands) == 1
+    return (d is not None and d.has("reduction") and op.name in REDUCTIONS and len(op.operands) == 1
             and len(op.results) == 1 and isinstance(op.operands[0].type, TensorType))
 
 
@@ -147,7 +145,7 @@ class FusionPlan:
 
     def cone_cost(self, op: Operation) -> int:
         if op not in self._cost:
-            cost = RECOMPUTE_COST.get(op.name, 1)
+            cost = recompute_cost(op)
             for v in op.operands:
                 p = self._producer(v)
                 if p is not None and p in self.inline:
@@ -156,9 +154,9 @@ class FusionPlan:
         return self._cost[op]
 
     def _may_raise(self, op: Operation) -> bool:
-        """Whether computing `op` (with its inlined producers) can hit an error numpy raises for:
-        an integer power, whose negative exponents elementwise kernels report."""
-        if op.name == "pow" and op.result.type.dtype.is_int:
+        """Whether computing `op` (with its inlined producers) can hit an error numpy raises for
+        (an integer power's negative exponent, which elementwise kernels report)."""
+        if may_raise(op):
             return True
         return any(p in self.inline and self._may_raise(p) for p in map(self._producer, op.operands) if p)
 
@@ -181,7 +179,7 @@ class FusionPlan:
         if len(op.results) != 1:
             return False
         readers = self._kernel_readers(op.result)
-        if readers is None:
+        if readers is None or self._kept_for_error(op):
             return False  # returned, or read by an opaque op or a strided view: it must exist in memory
         if any(is_reduction(r) for r in readers) and self._may_raise(op):
             return False  # reduction bodies have no error path: compute it in an elementwise kernel
@@ -234,7 +232,12 @@ class FusionPlan:
     def outputs(self, members: list[Operation]) -> list[Value]:
         """The results of a group that something outside it reads from memory."""
         inside = set(members)
-        return [r for op in members if op not in self.inline for r in op.results if self._read_outside(r, inside)]
+        return [r for op in members if op not in self.inline for r in op.results
+                if self._read_outside(r, inside) or self._kept_for_error(op)]
+
+    def _kept_for_error(self, op: Operation) -> bool:
+        """A dead op that may raise is still computed (numpy raises even when the value is unused)."""
+        return not op.has_uses() and may_raise(op)
 
     def _read_outside(self, v: Value, inside: set[Operation]) -> bool:
         for user in v.users:

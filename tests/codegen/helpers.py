@@ -9,7 +9,9 @@ import codegen
 import ir
 import runtime
 from codegen.entry import CodegenOptions
+from codegen.trampolines import HELPERS
 from ir.core import Block, Region
+from ir.size_render import python_source
 from ir.symbols import is_static
 from ir.types import ScalarType, TensorType
 from runtime.buffers import ArgSpec, Signature
@@ -17,7 +19,7 @@ from runtime.buffers import ArgSpec, Signature
 
 def signature_of(func) -> Signature:
     def spec(t):
-        return ArgSpec(t.dtype.numpy, tuple(d if is_static(d) else str(d) for d in t.shape))
+        return ArgSpec(t.dtype.numpy, tuple(d if is_static(d) else python_source(d) for d in t.shape))
 
     ret = func.return_op
     return Signature(
@@ -40,7 +42,7 @@ def jit(
     engine = default_engine()
     names = engine.add(text, entries=list(module.funcs))
     return {
-        name: runtime.JitFunction(engine.address(names[name]), signature_of(f))
+        name: runtime.JitFunction(engine.address(names[name]), signature_of(f), helpers=HELPERS)
         for name, f in module.funcs.items()
     }
 

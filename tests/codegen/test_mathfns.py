@@ -31,6 +31,12 @@ UNARY = {  # op -> (lo, hi) of |x| as powers of ten, or a linear range
     "rsqrt": ("log", -300, 300),
     "erf": ("lin", -6, 6),
     "sigmoid": ("lin", -800, 800),
+    "exp2": ("lin", -1080, 1030),
+    "log2": ("log", -300, 300),
+    "log10": ("log", -300, 300),
+    "arcsinh": ("log", -300, 300),
+    "arccosh": ("log", 0, 300),
+    "arctanh": ("lin", -1, 1),
 }
 F32_RANGE = {
     "exp": ("lin", -103, 88),
@@ -38,6 +44,7 @@ F32_RANGE = {
     "sinh": ("lin", -89, 89),
     "cosh": ("lin", -89, 89),
     "sigmoid": ("lin", -110, 110),
+    "exp2": ("lin", -155, 130),
 }
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 1e-310, 0.5]
 N = 4099

@@ -74,10 +74,15 @@ def test_dynamic_shapes_errors():
         aot.export(funcs.reduction, [x])
 
 
-def test_aot_compile_rejects_passthrough_and_bad_paths(tmp_path):
-    x = np.ones(3)
-    with pytest.raises(ExportError, match="returns an input unchanged"):
-        aot.aot_compile(lambda x: (x, x + 1), (x,), path=tmp_path / "p.so")
+def test_aot_compile_copies_passthrough_and_rejects_constants_and_bad_paths(tmp_path):
+    x = np.arange(3.0)
+    aot.aot_compile(lambda x: (x, x + 1), (x,), path=tmp_path / "p.so")
+    same, plus = aot.aot_load(tmp_path / "p.so")(x)
+    np.testing.assert_array_equal(same, x)
+    np.testing.assert_array_equal(plus, x + 1)
+    assert not np.shares_memory(same, x)
+    with pytest.raises(ExportError, match="returns a Python constant"):
+        aot.aot_compile(lambda x: (x + 1, 2.0), (x,), path=tmp_path / "c.so")
     with pytest.raises(ValueError, match="C identifier"):
         aot.aot_compile(lambda x: x + 1, (x,), path=tmp_path / "1bad-name.so")
     with pytest.raises(ValueError, match=r"\.so"):

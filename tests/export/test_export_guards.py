@@ -83,7 +83,7 @@ def test_library_checks_guards(tmp_path):
     with pytest.raises(ValueError, match=r"guarded: the input sizes break the guard N % 2 == 0 \(N = 7\)"):
         lib(_rand(7, 3), _rand(6, 3))
     # the C entry points themselves: a non-zero code, and NAME_last_error() names the guard
-    desc, _keep = lib._describe((_rand(6, 3), _rand(6, 3)), lib.in_dtypes, 0)
+    desc, _keep = lib._describe((_rand(6, 3), _rand(6, 3)))
     shapes = lib.ffi.new("int64_t[]", 16)
     assert lib._shapes(desc, 2, shapes) == STATUS_CODE["SHAPE_MISMATCH"]
     msg = lib.ffi.string(lib._error()).decode()

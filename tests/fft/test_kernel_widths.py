@@ -11,7 +11,7 @@ import pytest
 from codegen.fft import FLAG_FORWARD, FLAG_LANES, emit_module, entry_name, make_cplan
 from codegen.targets import emit_object, host_target, optimize
 from codegen.targets.base import parse
-from runtime.fft_jit import ObjectEngine
+from runtime.jit import JitEngine
 
 ffi = cffi.FFI()
 _SIG = ("void(*)(const int64_t *, const {T} *, const {T} *, {T} *, int64_t, int64_t, int64_t, int64_t, "
@@ -24,7 +24,7 @@ SIZES = [2, 3, 6, 8, 12, 16, 20, 24, 32, 48, 64, 96, 100, 128, 250, 256, 1000, 1
 @functools.cache
 def _entry(precision: str, vlen: int):
     target = host_target()
-    engine = ObjectEngine()
+    engine = JitEngine()
     engine.add_object(emit_object(optimize(parse(str(emit_module(precision, vlen, target.triple))), target), target))
     ctype = _TYPES[precision][0]
     return engine, ffi.cast(_SIG.format(T=ctype), engine.address(entry_name(precision)))

@@ -1,7 +1,14 @@
 """Registry coverage: every op row is complete, its numpy names resolve, and ir.Builder infers the
-reference's type when building it (tensors, and scalars inside kernel bodies for elementwise ops)."""
+reference's type when building it (tensors, and scalars inside kernel bodies for elementwise ops).
+
+Facet coverage: each stage's table is derived from the rows, and a row that lacks a facet a stage
+needs (a front-end name, an LLVM rule, a transcendental cost, a reduction record, later a VJP)
+fails here unless it carries an explicit marker with its reason (OpDef.markers, ir.opdef.MARKERS).
+No test lists ops by hand: they iterate the registry."""
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import itertools
 import subprocess
 import sys
@@ -12,7 +19,7 @@ import pytest
 import ir
 from aot.ops import ALL_OPS, FACETS, NUMPY_NAMES
 from ir import dtypes as D
-from ir.opdef import OPDEFS, OpError
+from ir.opdef import COST_TRANSCENDENTAL, MARKERS, OPDEFS, OpDef, OpError
 from ir.types import ScalarType, TensorType
 
 from .op_samples import DTYPES, resolve_numpy, sample
@@ -27,19 +34,15 @@ def test_row_is_complete(name):
     assert callable(d.dtype_rule) and callable(d.shape_rule) and callable(d.reference)
     assert "pure" in d.traits and d.traits & FAMILY_TRAITS, f"{name}: traits {sorted(d.traits)}"
     assert d.arity is not None or d.min_arity >= 1
-    for facet in FACETS:  # later stages fill these; the slot must exist
+    for facet in FACETS:  # the transforms fill these; the slot must exist
         assert hasattr(d, facet)
 
 
-def test_all_core_ops_present():
-    core = """neg abs sign exp expm1 log log1p sin cos tan tanh arcsin arccos arctan sinh cosh sqrt rsqrt
-    square reciprocal sigmoid erf floor ceil round isnan isinf isfinite logical_not real imag conj cast
-    add sub mul div floordiv mod pow maximum minimum arctan2 eq ne lt le gt ge logical_and logical_or
-    logical_xor complex where clip sum prod max min argmax argmin any all broadcast_to reshape transpose
-    expand_dims squeeze slice flip concatenate stack pad take constant full full_like iota matmul fft
-    rfft irfft""".split()
-    assert sorted(core) == sorted(ALL_OPS)
+def test_all_ops_are_the_registered_rows():
+    """ALL_OPS is every row aot.ops defines (the dialect's structural ops are ir's own)."""
+    structural = {n for n, d in OPDEFS.items() if d.infer is not None}
     assert len(set(ALL_OPS)) == len(ALL_OPS)
+    assert set(ALL_OPS) == {n for n in OPDEFS if not n.startswith("test")} - structural
 
 
 def test_numpy_names_resolve_and_are_unique():
@@ -59,17 +62,156 @@ def test_facets_pass_through_as_keywords():
 
     with pytest.raises(TypeError, match="unknown facet"):
         defunary("not_an_op", np.exp, accept="f", lowering=lambda: None)
+    with pytest.raises(TypeError, match="markers"):
+        defunary("not_an_op", np.exp, accept="f", markers={"no_llvm": "typo"})
+    with pytest.raises(TypeError, match="markers"):
+        defunary("not_an_op", np.exp, accept="f", markers={"no_frontend_name": ""})  # a reason is required
     assert "not_an_op" not in OPDEFS
 
     def vjp(g, x, y):
         return g * y
 
     try:
-        d = defunary("test_exp", np.exp, accept="if", result="inexact", vjp=vjp, llvm="llvm.exp")
-        assert OPDEFS["test_exp"] is d and d.vjp is vjp and d.llvm == "llvm.exp" and d.jvp is None
+        d = defunary("test_exp", np.exp, accept="if", result="inexact", vjp=vjp, libm="exp",
+                     cost=COST_TRANSCENDENTAL, markers={"no_frontend_name": "a test row"})
+        assert OPDEFS["test_exp"] is d and d.vjp is vjp and d.jvp is None and d.libm == "exp"
+        assert d.cost == COST_TRANSCENDENTAL and d.markers == {"no_frontend_name": "a test row"}
     finally:
         OPDEFS.pop("test_exp", None)
-        DEFINED.remove("test_exp")
+        if "test_exp" in DEFINED:
+            DEFINED.remove("test_exp")
+
+
+def test_unread_facet_slots_are_gone():
+    """Slots nothing reads are not kept as decoration (llvm, gpu, decomposition were removed)."""
+    slots = set(OpDef.__slots__)
+    assert set(FACETS) == {"vjp", "jvp", "batch"} and set(FACETS) <= slots
+    assert not {"llvm", "gpu", "decomposition"} & slots
+
+
+# --- facet coverage: each stage's facet on every row, or a reasoned marker -------------------------
+
+def _translated(op: str) -> list[str]:
+    """The row's numpy names that the front end translates (np.sin -> sin)."""
+    from aot.frontend import TRANSLATIONS
+
+    return [n for n in OPDEFS[op].numpy_names if _is_translated(resolve_numpy(n), TRANSLATIONS)]
+
+
+def _is_translated(fn, table) -> bool:
+    try:
+        return fn in table
+    except TypeError:
+        return False
+
+
+@pytest.mark.parametrize("name", ALL_OPS)
+def test_frontend_reaches_every_row(name):
+    """A numpy name of the row is translated, or the row says how it is reached instead."""
+    marked = "no_frontend_name" in OPDEFS[name].markers
+    if marked:
+        assert not _translated(name), f"{name}: marked no_frontend_name but np.{_translated(name)} translates"
+    else:
+        assert _translated(name), f"{name}: no numpy name of {OPDEFS[name].numpy_names} is translated " \
+                                  f"(add one to the row, or a no_frontend_name marker with the reason)"
+
+
+def test_ufunc_table_is_built_from_the_rows():
+    """Every elementwise row naming a ufunc is in the front end's table, mapped to that row; the
+    entries not named by a row are the listed aliases."""
+    from aot.frontend.numpy_ufuncs import UFUNC_CORE
+
+    named = {}
+    for op in ALL_OPS:
+        for n in OPDEFS[op].numpy_names:
+            u = getattr(np, n, None)
+            if isinstance(u, np.ufunc) and OPDEFS[op].has("elementwise"):
+                named[u] = op
+    assert {u: UFUNC_CORE[u] for u in named} == named
+    assert {u.__name__ for u in set(UFUNC_CORE) - set(named)} == {"fabs", "rint"}
+
+
+@pytest.mark.parametrize("name", [n for n in ALL_OPS if OPDEFS[n].has("elementwise")])
+def test_elementwise_rows_have_an_llvm_rule(name):
+    from codegen.llvm.lowering import rule_for
+
+    assert rule_for(name) is not None, f"{name}: no rule in codegen.llvm LOWERINGS and no libm= on its row"
+
+
+@pytest.mark.parametrize("name", [n for n in ALL_OPS if OPDEFS[n].libm])
+def test_libm_rows(name):
+    """A row's C math function exists in libm (double and float) and costs as a transcendental."""
+    d = OPDEFS[name]
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    assert hasattr(libm, d.libm) and hasattr(libm, d.libm + "f"), f"{name}: libm has no {d.libm}"
+    assert d.cost >= COST_TRANSCENDENTAL, f"{name}: calls {d.libm} but costs {d.cost} (COST_TRANSCENDENTAL)"
+    assert d.has("elementwise")
+
+
+def test_costs_are_positive_ints():
+    """Fusion weighs every row by its cost; approximations of real functions cost as libm calls."""
+    for name in ALL_OPS:
+        d = OPDEFS[name]
+        assert isinstance(d.cost, int) and d.cost >= 1, f"{name}: cost {d.cost!r}"
+        if d.has("transcendental"):
+            assert d.cost >= COST_TRANSCENDENTAL, f"{name}: transcendental but costs {d.cost}"
+
+
+def test_reduction_rows_have_records():
+    """The reduction rows are the records' kinds, and each row's dtype rule and empty-axis rule are
+    its record's."""
+    from ir.reductions import REDUCTIONS
+
+    rows = {n for n in ALL_OPS if OPDEFS[n].has("reduction")}
+    assert rows == set(REDUCTIONS)
+    for name, kind in REDUCTIONS.items():
+        d = OPDEFS[name]
+        assert d.has("index_reduction") == kind.index, name
+        for dt in DTYPES:
+            assert d.dtype_rule([dt]) == kind.result(dt), f"{name}({dt})"
+        attrs = {"axis": 0} if kind.index else {"axes": (0,)}
+        if kind.has_identity:
+            d.shape_rule([(0, 3)], keepdims=False, **attrs)
+        else:
+            with pytest.raises(OpError):
+                d.shape_rule([(0, 3)], keepdims=False, **attrs)
+
+
+def test_every_reduction_kind_has_a_codegen_rule():
+    """codegen combines every record: COMBINE for the value kinds, `better` (an order) for the
+    index kinds; the vector and split paths cover the flagged kinds."""
+    from codegen.kernels.reduce import _VECTOR_KINDS, COMBINE
+    from codegen.split_reduce import SPLIT_KINDS
+    from ir.reductions import REDUCTIONS
+
+    for name, kind in REDUCTIONS.items():
+        assert kind.identity in ("zero", "one", "lowest", "highest"), name
+        if kind.index:
+            assert kind.order in (">", "<") and not kind.vectorisable and not kind.splittable, name
+        else:
+            assert name in COMBINE, f"reduction kind {name}: no combine rule in codegen/kernels/reduce.py"
+    assert set(COMBINE) <= set(REDUCTIONS)
+    assert _VECTOR_KINDS == {k for k, r in REDUCTIONS.items() if r.vectorisable}
+    assert set(SPLIT_KINDS) == {k for k, r in REDUCTIONS.items() if r.splittable}
+
+
+def test_markers_are_known_and_reasoned():
+    for name in ALL_OPS:
+        for marker, reason in OPDEFS[name].markers.items():
+            assert marker in MARKERS, f"{name}: unknown marker {marker!r}"
+            assert isinstance(reason, str) and len(reason) > 10, f"{name}: marker {marker!r} needs a reason"
+
+
+@pytest.mark.parametrize("facet", FACETS)
+def test_transform_facets(facet):
+    """The transforms fill vjp/jvp/batch: once one row has a rule for a facet, every row needs one
+    (or, for derivatives, a not_differentiable marker), so that an op is never silently skipped."""
+    have = [n for n in ALL_OPS if getattr(OPDEFS[n], facet) is not None]
+    if not have:
+        pytest.skip(f"no row has a {facet} rule yet (the transforms issue adds them)")
+    exempt = {n for n in ALL_OPS if facet != "batch" and "not_differentiable" in OPDEFS[n].markers}
+    missing = [n for n in ALL_OPS if n not in have and n not in exempt]
+    assert not missing, f"rows without a {facet} rule or marker: {missing}"
 
 
 def test_import_is_cheap():

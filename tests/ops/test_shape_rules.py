@@ -26,8 +26,21 @@ SHAPES = [(), (0,), (1,), (3,), (2, 3), (1, 3), (3, 1), (0, 3), (2, 1, 4), (2, 0
 INDEX_OPS = {"take": 1}  # operand positions holding indices (int64 sample arrays)
 
 
+def _data_dtype(name, n):
+    """float64, or int64 for ops without float loops (bitwise ops): shapes are checked, not dtypes."""
+    d = OPDEFS[name]
+    if not d.has("elementwise"):
+        return np.float64
+    try:
+        d.dtype_rule([D.float64] * n, **d.full_attrs(sample(name).attrs))
+    except OpError:
+        return np.int64
+    return np.float64
+
+
 def _arrays(name, shapes):
-    return [np.zeros(s, np.int64 if INDEX_OPS.get(name) == i else np.float64) for i, s in enumerate(shapes)]
+    dt = _data_dtype(name, len(shapes))
+    return [np.zeros(s, np.int64 if INDEX_OPS.get(name) == i else dt) for i, s in enumerate(shapes)]
 
 
 def _numpy_shape(name, shapes, attrs):

@@ -78,7 +78,7 @@ def _rebuild(cap, leaves: list) -> GraphModule:
         new = g.call_function(n.target, tuple(env[a] if hasattr(a, "op") else a for a in n.args), kwargs)
         new.meta.update(n.meta)
         env[n] = new
-    outs = old.output_node.args[0]
+    outs = old.output_node().args[0]
     flat = []
     for kind, k in cap.out_template:
         if kind == "graph":

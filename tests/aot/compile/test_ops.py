@@ -24,15 +24,16 @@ import ir
 from aot.compiler.llvm_backend import PIPELINE, load_module
 from aot.frontend import TRANSLATIONS
 from ir.opdef import OPDEFS, MissingRule, OpError
+from ir.reductions import REDUCTIONS as RECORDS
 from ir.passes import run_pipeline
 
 from ._support import DTYPES, SUPPORTED, assert_same, layouts, make, reference, rtol_for
 
-# a few ulps apart from numpy: transcendentals (libm/libmvec), and ops whose rounding order differs
-# (complex division and reciprocal, reductions, matmul); the rest must match to the last bits
-FEW_ULPS = {"exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "arcsin", "arccos", "arctan",
-                  "arctan2", "sinh", "cosh", "sqrt", "rsqrt", "sigmoid", "erf", "pow", "div", "reciprocal",
-                  "fft", "rfft", "irfft", "matmul", "sum", "prod"}
+# a few ulps apart from numpy: transcendentals (libm/libmvec; the rows' trait), and ops whose rounding
+# order differs (complex division, reciprocal and sqrt, sums and products, FFTs, matmul); the rest
+# must match to the last bits
+FEW_ULPS = ({n for n, d in OPDEFS.items() if d.traits & {"transcendental", "fft", "contraction"}}
+            | {"sqrt", "rsqrt", "div", "reciprocal", "sum", "prod"})
 # odd shapes (a 0-size dim, 0-d, 1-size dims) for the 1st, 2nd, 3rd operand, which broadcast
 # against each other; one row per (op, dtype), rotated over the ops
 ODD_SHAPES = (((0, 3), (3,), (1, 3)), ((), (2, 3), (3,)), ((1, 1, 5), (4, 1), (1, 5)))
@@ -40,8 +41,10 @@ MAIN = (4, 6)
 # operand domains where numpy's integer answer would be an error or a division by zero
 INT_DOMAINS = {"floordiv": ("any", "nonzero"), "mod": ("any", "nonzero"), "pow": ("any", "small"),
                "reciprocal": ("nonzero",)}
-# ops whose rows have no numpy spelling: compiled from a one-op ir function against the row's reference
-DIRECT = ("rsqrt", "sigmoid", "erf", "complex")
+# elementwise rows without a numpy spelling (their marker says so): compiled from a one-op ir function
+# against the row's reference
+DIRECT = tuple(n for n in aot.ops.ALL_OPS
+               if OPDEFS[n].has("elementwise") and "no_frontend_name" in OPDEFS[n].markers)
 
 
 @dataclass(frozen=True)
@@ -152,8 +155,8 @@ def test_cast_to_every_dtype(dtype: str):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", DIRECT)
 def test_ops_without_numpy_spelling(op: str, dtype: str):
-    """rsqrt, sigmoid, erf and complex are reached by decompositions (gelu, ...), not by a numpy
-    call: compile a one-op ir function and compare with the row's numpy reference."""
+    """Rows reached by decompositions (gelu, ...) or ir programs, not by a numpy call: compile a
+    one-op ir function and compare with the row's numpy reference."""
     d = OPDEFS[op]
     args = [make(dtype, MAIN, seed=k) for k in range(d.arity)]
     types = [ir.TensorType(ir.dtypes.from_numpy(a.dtype), a.shape) for a in args]
@@ -172,18 +175,16 @@ def test_ops_without_numpy_spelling(op: str, dtype: str):
         assert_same(native(*views), want, rtol_for(want.dtype, True), f"{op} {dtype} {name}")
 
 
-# --- reductions ----------------------------------------------------------------------------------
-REDUCTIONS = {
-    "sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any, "all": np.all,
-}
-ARG_REDUCTIONS = {"argmax": np.argmax, "argmin": np.argmin}
+# --- reductions: one case per record of ir.reductions, through its numpy function --------------------
+REDUCTIONS = {name: kind.numpy for name, kind in RECORDS.items() if not kind.index}
+ARG_REDUCTIONS = {name: kind.numpy for name, kind in RECORDS.items() if kind.index}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", [*REDUCTIONS, *ARG_REDUCTIONS])
 def test_reduction(op: str, dtype: str):
     red = REDUCTIONS.get(op) or ARG_REDUCTIONS[op]
-    has_identity = op in ("sum", "prod", "any", "all")  # max, min, argmax over an empty axis raise
+    has_identity = RECORDS[op].has_identity  # max, min, argmax over an empty axis raise
     specials = op not in ARG_REDUCTIONS and op != "prod"
 
     def fn(a, a3, e):
@@ -332,20 +333,10 @@ def test_every_op_has_a_case():
 
 
 # --- complex infinities (C99 Annex G) --------------------------------------------------------------
-COMPLEX_INF_GAPS = {"tanh", "sinh", "cosh", "pow"}
-
-
-def _complex_inf_case(case: Case):
-    marks = ()
-    if case.op in COMPLEX_INF_GAPS:
-        marks = pytest.mark.xfail(strict=True, reason=f"complex {case.op} does not follow numpy's (C99 Annex G) "
-                                                      "results when a part is infinite (codegen/llvm/complexops.py)")
-    return pytest.param(case, marks=marks, id=case.op)
-
-
-@pytest.mark.parametrize("case", [_complex_inf_case(c) for c in ELEMENTWISE])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.op) for c in ELEMENTWISE])
 def test_complex_infinities(case: Case):
-    """Complex operands with infinite parts (kept out of test_elementwise's inputs)."""
+    """Complex operands with infinite parts (kept out of test_elementwise's inputs); the full grid of
+    special values per op is in test_complex_annex_g.py."""
     args = [make("complex128", MAIN, seed=k, complex_inf=True) for k in range(case.arity)]
     if case.op == "where":
         args[0] = make("bool", MAIN)

@@ -51,7 +51,7 @@ def test_create_node_and_names_are_unique_and_readable():
 
 def test_linked_list_next_prev_and_len():
     g, x, y, add, s = small_graph()
-    assert x.next is y and add.prev is y and s.next is g.output_node
+    assert x.next is y and add.prev is y and s.next is g.output_node()
     assert len(g.nodes) == 5
     assert [n.name for n in reversed(g.nodes)] == ["output", "sum_1", "add", "y", "x"]
 
@@ -89,7 +89,7 @@ def test_inserting_before_after_restore_insertion_point():
         last = g.call_function(np.abs, (x,))
     assert g.find_nodes(op="output")[0].next is last and last.next is g._root
     with pytest.raises(RuntimeError, match="no output node"):
-        _ = g.output_node
+        _ = g.output_node()
     assert pre.next is mid and post.prev is s
 
 
@@ -148,7 +148,7 @@ def test_graph_copy_and_node_copy():
     xv = RNG.standard_normal(3)
     np.testing.assert_allclose(run(g2, xv), run(g, xv))
     out_val, out_node = fx.Graph().graph_copy(g, {}, return_output_node=True)
-    assert out_node is g.output_node
+    assert out_node is g.output_node()
 
 
 def test_deepcopy_graph_is_independent():

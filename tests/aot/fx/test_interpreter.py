@@ -87,7 +87,7 @@ def test_fetch_attr_and_args_kwargs_helpers(gm):
     assert interp.fetch_args_kwargs_from_env(mul) == ((5.0, 2.0), {})
     assert interp.map_nodes_to_values(({"k": k_node}, [x_node]), mul) == ({"k": 2.0}, [1.0])
     with pytest.raises(RuntimeError, match="nonexistent value"):
-        interp.map_nodes_to_values((gm.graph.output_node,), mul)
+        interp.map_nodes_to_values((gm.graph.output_node(),), mul)
 
 
 def test_boxed_run_clears_the_list(gm):

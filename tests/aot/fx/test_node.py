@@ -95,7 +95,7 @@ def test_format_node():
     assert x.format_node() == "%x : [num_users=2] = placeholder[target=x]"
     assert a.format_node() == ("%add : [num_users=1] = call_function[target=operator.add]"
                                "(args = (%x, %y), kwargs = {})")
-    assert g.output_node.format_node() == "return %mul"
+    assert g.output_node().format_node() == "return %mul"
     names = []
     assert x.format_node(placeholder_names=names) is None and names == ["x"]
 

@@ -44,7 +44,7 @@ def test_real_mode_keeps_real_values():
 def test_fake_mode_keeps_shapes_and_dtypes():
     x, y = rng.random(6).astype(np.float32), rng.random(6).astype(np.float32)
     gm = make_fx(f, tracing_mode="fake")(x, y)
-    out = gm.graph.output_node.args[0]
+    out = gm.graph.output_node().args[0]
     assert out["b"].meta["val"].shape == (3,) and out["b"].meta["val"].dtype.name == "f32"
 
 

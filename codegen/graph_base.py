@@ -1,0 +1,173 @@
+"""The graph layer's base: run-time tensors (Desc), the per-entry context (EntryCtx) and the
+ENTRY_LOWERINGS table that rule modules fill.
+
+The graph layer imports one way: this module (no other graph module) <- the rule modules
+(graph_ops, split_reduce, graph_fft_common, graph_fft_dynamic, graph_fft, graph_fft_fused) <- the
+driver, codegen/entry.py, which imports the rule modules to fill the table and emits entry
+functions. Host work (status, buffers, kernel launches) goes through `EntryCtx.host`, chosen by
+the target (codegen/host.py); the rules only compute descriptors, sizes and kernel arguments.
+
+A rule is `fn(ectx, op, *descs, out=list[Desc | None]) -> list[Desc]`: `out[k]` is where the
+caller wants result k (an entry output), or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llvmlite import ir as L
+
+from ir import status
+from ir.dtypes import DType
+from ir.symbols import is_static
+from ir.types import TensorType
+
+from .host import Host, Launch
+from .llvm import sizes
+from .llvm.context import declare
+from .llvm.loops import i64
+from .llvm.sizes import emit_size
+from .llvm.types import I64, memory_type
+from .options import CodegenOptions
+from .targets.base import Target, create_target_machine
+
+
+@dataclass
+class Desc:
+    """A tensor at run time: data pointer, dims and strides (in elements) as LLVM i64 values."""
+
+    dtype: DType
+    data: L.Value
+    shape: list
+    strides: list
+    static_shape: tuple = ()
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass
+class EntryCtx:
+    """One entry function being emitted: where code goes (`builder`; `alloca_builder` for stack
+    slots), its host interface, the run-time values of the input-dim symbols, and the module-wide
+    helper functions (`helpers`, keyed by what they compute)."""
+
+    module: L.Module
+    target: Target
+    options: CodegenOptions
+    fn: L.Function
+    builder: L.IRBuilder
+    alloca_builder: L.IRBuilder
+    host: Host
+    symbols: dict = field(default_factory=dict)
+    helpers: dict = field(default_factory=dict)
+    n_kernels: int = 0
+
+    def kernel_name(self, what: str) -> str:
+        self.n_kernels += 1
+        return f"{self.fn.name}.{what}{self.n_kernels}"
+
+    # --- dims ---------------------------------------------------------------------------------
+    def dim(self, d) -> L.Value:
+        return i64(d) if is_static(d) else emit_sym_expr(self, d)
+
+    def numel(self, shape: list) -> L.Value:
+        n = i64(1)
+        for d in shape:
+            n = self.builder.mul(n, d)
+        return n
+
+    def itemsize(self, dtype: DType) -> int:
+        """Bytes of one element of `dtype` in memory on the target."""
+        return memory_type(dtype).get_abi_size(create_target_machine(self.target).target_data)
+
+    # --- status -------------------------------------------------------------------------------
+    def fail_if(self, cond, code: int) -> None:
+        """Leave the entry with status `code` (ir/status.py) when `cond` holds (after freeing
+        intermediates)."""
+        b = self.builder
+        bad = self.fn.append_basic_block(f"fail{code}")
+        cont = self.fn.append_basic_block("ok")
+        b.cbranch(cond, bad, cont)
+        b.position_at_end(bad)
+        self.host.set_status(code)
+        b.branch(self.host.cleanup)
+        b.position_at_end(cont)
+
+    def fail_on_flag(self, launch: Launch, k: int, code: int) -> None:
+        """Leave with status `code` when the kernel set slot k of its argument block (non-zero)."""
+        self.fail_if(self.builder.icmp_signed("!=", launch.read(k), i64(0)), code)
+
+    # --- memory -------------------------------------------------------------------------------
+    def alloc(self, ttype: TensorType) -> Desc:
+        """A C-contiguous intermediate, freed when the entry returns (or when the driver sees its
+        last use)."""
+        b = self.builder
+        shape = [self.dim(d) for d in ttype.shape]
+        strides = contiguous_strides(b, shape)
+        nbytes, overflow = self._checked_product(shape + [i64(self.itemsize(ttype.dtype))])
+        p, failed = self.host.alloc(nbytes, overflow)
+        self.fail_if(failed, status.OUT_OF_MEMORY)
+        return Desc(ttype.dtype, p, shape, strides, tuple(ttype.shape))
+
+    def _checked_product(self, factors: list):
+        """(product, i1 overflowed) with unsigned overflow checks (sizes are never negative)."""
+        b = self.builder
+        mul = declare(
+            self.module, "llvm.umul.with.overflow.i64", L.LiteralStructType([I64, L.IntType(1)]), [I64, I64]
+        )
+        acc, ovf = i64(1), L.Constant(L.IntType(1), 0)
+        for f in factors:
+            r = b.call(mul, [acc, f])
+            acc = b.extract_value(r, 0)
+            ovf = b.or_(ovf, b.extract_value(r, 1))
+        ovf = b.or_(ovf, b.icmp_signed("<", acc, i64(0)))
+        return acc, ovf
+
+    # --- kernel calls -------------------------------------------------------------------------
+    def call_kernel(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
+        """Run `kern` over [0, total) with argument block `slots` (see Host.launch: on threads
+        when the work, elements touched, `total` unless given, reaches the parallel threshold)."""
+        return self.host.launch(kern, slots, total, align, work)
+
+
+def contiguous_strides(b: L.IRBuilder, shape: list) -> list:
+    strides = [i64(1)] * len(shape)
+    acc = i64(1)
+    for k in range(len(shape) - 1, -1, -1):
+        strides[k] = acc
+        acc = b.mul(acc, shape[k])
+    return strides
+
+
+# --- size expressions -----------------------------------------------------------------------------
+def emit_sym_expr(ectx: EntryCtx, expr) -> L.Value:
+    """A sympy size expression over the input-dim symbols as i64 arithmetic (codegen/llvm/sizes.py,
+    the LLVM emitter of ir.size_render); a zero divisor leaves the entry with status ZERO_DIVISION."""
+    return emit_size(ectx.builder, expr, ectx.symbols, _on_zero_division(ectx), where=f"@{ectx.fn.name}")
+
+
+def floor_divide(ectx: EntryCtx, n: L.Value, d: L.Value) -> tuple[L.Value, L.Value]:
+    """Python's (n // d, n % d) on i64 (codegen/llvm/sizes.py); a zero divisor leaves the entry with
+    status ZERO_DIVISION (sdiv would trap: SIGFPE), as Python raises."""
+    return sizes.floor_divide(ectx.builder, n, d, _on_zero_division(ectx))
+
+
+def _on_zero_division(ectx: EntryCtx):
+    return lambda bad: ectx.fail_if(bad, status.ZERO_DIVISION)
+
+
+# --- the table ------------------------------------------------------------------------------------
+# op name -> fn(ectx, op, *descs, out=list[Desc|None]) -> list[Desc]; "@elementwise", "@reduction"
+# and "@copy" are the generic rows (ops without their own rule, and copies into outputs)
+ENTRY_LOWERINGS: dict = {}
+
+
+def entry_rule(*names: str):
+    def deco(fn):
+        for n in names:
+            ENTRY_LOWERINGS[n] = fn
+        return fn
+
+    return deco

@@ -1,0 +1,215 @@
+"""The host side of a graph entry function: its status slot, its buffers and its kernel launches.
+
+An entry function (codegen/entry.py) is host code that calls kernels. What the host does around
+the calls depends on the target, so it sits behind `Host`, chosen by the target's kind
+(`HOSTS[target.kind]`, see targets/kinds.py): the CPU host (`CpuHost`) keeps the status in a stack
+slot, allocates intermediates with aligned_alloc, and runs kernels on the calling thread or on the
+module's thread pool (kernels/parallel.py). A GPU host would allocate device memory, launch the
+kernels and read a device status word back, reusing the same per-element kernel bodies.
+
+Kernels are `void k(ptr args, i64 begin, i64 end)` over a flat range (kernels/common.py); a launch
+stores the argument block and runs [0, total). Kernels report errors into slots of their argument
+block (`Launch.read`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir as L
+
+from .kernels.parallel import parallel_for
+from .llvm.context import declare
+from .llvm.loops import alloca, i64
+from .llvm.types import I32, I64, PTR
+from .options import CodegenOptions, library_threads_symbol
+from .targets.base import Target
+
+
+@dataclass
+class Launch:
+    """A kernel call that ran: its argument block, readable after the call."""
+
+    host: Host
+    args: L.Value
+
+    def read(self, k: int) -> L.Value:
+        """Slot k (i64) of the argument block, as the kernel left it (its error slots)."""
+        return self.host.read_arg(self, k)
+
+
+class Host:
+    """What an entry function does on the host. One per entry function; `builder` is the entry's
+    builder (its position is where host code goes), `alloca_builder` its entry block (stack slots),
+    `cleanup` the block every exit goes through (`finish` fills it)."""
+
+    loop_skeletons: tuple = ()  # the Target.loop_skeleton values whose kernels this host can launch
+
+    def __init__(self, module: L.Module, target: Target, options: CodegenOptions, fn: L.Function,
+                 builder: L.IRBuilder, alloca_builder: L.IRBuilder, cleanup: L.Block):
+        self.module, self.target, self.options, self.fn = module, target, options, fn
+        self.builder, self.alloca_builder, self.cleanup = builder, alloca_builder, cleanup
+
+    # --- status ---------------------------------------------------------------------------------
+    def set_status(self, code: int) -> None:
+        """Record status `code` (ir/status.py) at the builder's position; the caller then branches
+        to `cleanup`."""
+        raise NotImplementedError
+
+    # --- memory ---------------------------------------------------------------------------------
+    def alloc(self, nbytes: L.Value, overflow: L.Value) -> tuple[L.Value, L.Value]:
+        """A buffer of `nbytes` (its size computation overflowed when the i1 `overflow` holds),
+        freed by `free` or at `finish`; returns (pointer, i1 allocation failed)."""
+        raise NotImplementedError
+
+    def n_buffers(self) -> int:
+        """How many buffers `alloc` made so far (their handles: `buffers_since`)."""
+        raise NotImplementedError
+
+    def buffers_since(self, mark: int) -> list:
+        raise NotImplementedError
+
+    def free(self, buffers: list) -> None:
+        """Free these buffers now (each still freed once at `finish` if this point is not reached)."""
+        raise NotImplementedError
+
+    # --- kernels --------------------------------------------------------------------------------
+    def launch(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
+        """Run kernel `kern` over [0, total) with the argument block `slots` (i64 values or
+        pointers); `align`: chunks of a split range are multiples of it; `work`: the elements
+        the call touches (`total` unless given), which decides whether it is worth splitting."""
+        raise NotImplementedError
+
+    def read_arg(self, launch: Launch, k: int) -> L.Value:
+        raise NotImplementedError
+
+    # --- the end ------------------------------------------------------------------------------
+    def finish(self) -> None:
+        """Fill `cleanup`: release what is left and return the status."""
+        raise NotImplementedError
+
+
+class CpuHost(Host):
+    """The CPU host: status in a stack slot, aligned_alloc'ed buffers in stack slots (null until
+    allocated, so cleanup frees exactly the live ones), kernels on the calling thread or, when the
+    work reaches the parallel threshold, on the module's pthread pool."""
+
+    # the kernels' loop skeleton this host launches: `void k(args, begin, end)` walking rows of
+    # SIMD vectors with one masked tail, any sub-range on any thread (kernels/elementwise.py)
+    loop_skeletons = ("vector_rows",)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.rc_slot = alloca(self.alloca_builder, I32)
+        self.alloca_builder.store(L.Constant(I32, 0), self.rc_slot)
+        self.slots: list = []  # stack slots holding the malloc'ed pointers
+        if self.options.library:
+            _threads_global(self.module, self.options)  # the wrapper sets it even when no kernel is threaded
+        self._free = declare(self.module, "free", L.VoidType(), [PTR])
+
+    def set_status(self, code: int) -> None:
+        self.builder.store(L.Constant(I32, code), self.rc_slot)
+
+    def alloc(self, nbytes: L.Value, overflow: L.Value) -> tuple[L.Value, L.Value]:
+        b = self.builder
+        # whole cache lines, 64-aligned (vector stores split across lines cost the FFT up to 40%)
+        nbytes = b.and_(b.add(nbytes, i64(63)), i64(-64))
+        nbytes = b.select(b.icmp_signed("==", nbytes, i64(0)), i64(64), nbytes)
+        overflow = b.or_(overflow, b.icmp_signed("<", nbytes, i64(0)))
+        nbytes = b.select(overflow, i64(-1), nbytes)  # aligned_alloc(SIZE_MAX) fails: an error
+        aligned_alloc = declare(self.module, "aligned_alloc", PTR, [I64, I64])
+        p = b.call(aligned_alloc, [i64(64), nbytes])
+        slot = alloca(self.alloca_builder, PTR)
+        self.alloca_builder.store(L.Constant(PTR, None), slot)
+        b.store(p, slot)
+        self.slots.append(slot)
+        return p, b.icmp_unsigned("==", p, L.Constant(PTR, None))
+
+    def n_buffers(self) -> int:
+        return len(self.slots)
+
+    def buffers_since(self, mark: int) -> list:
+        return self.slots[mark:]
+
+    def free(self, buffers: list) -> None:
+        b = self.builder
+        for slot in buffers:  # the slot is reset: cleanup frees the rest
+            b.call(self._free, [b.load(slot, typ=PTR)])
+            b.store(L.Constant(PTR, None), slot)
+
+    def launch(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
+        b = self.builder
+        arr = alloca(self.alloca_builder, I64, size=len(slots))
+        for k, v in enumerate(slots):
+            if isinstance(v.type, L.PointerType):
+                v = b.ptrtoint(v, I64)
+            b.store(v, b.gep(arr, [i64(k)], source_etype=I64))
+        launch = Launch(self, arr)
+        nt = self.num_threads()
+        if nt is None:
+            b.call(kern, [arr, i64(0), total])
+            return launch
+        big = b.icmp_signed(
+            ">=", work if work is not None else total, i64(max(self.options.parallel_threshold, 2 * align))
+        )
+        big = b.and_(big, b.icmp_signed(">=", total, i64(2 * align)))
+        if not isinstance(nt, L.Constant):
+            big = b.and_(big, b.icmp_signed(">", nt, i64(1)))
+        with b.if_else(big) as (then, otherwise):
+            with then:
+                pfor = parallel_for(self.module, join_at_unload=bool(self.options.library))
+                b.call(pfor, [kern, arr, total, nt, i64(align)])
+            with otherwise:
+                b.call(kern, [arr, i64(0), total])
+        return launch
+
+    def read_arg(self, launch: Launch, k: int) -> L.Value:
+        b = self.builder
+        return b.load(b.gep(launch.args, [i64(k)], source_etype=I64), typ=I64)
+
+    def num_threads(self) -> L.Value | None:
+        """The thread count for parallel_for: a constant (JIT), the library's run-time setting
+        (loaded at each call, so NAME_set_num_threads applies to the next kernel), or None when
+        the code is serial."""
+        if not self.options.library:
+            nt = self.options.num_threads
+            return i64(nt) if nt > 1 else None
+        return self.builder.load_atomic(_threads_global(self.module, self.options), "monotonic", 8, typ=I64)
+
+    def finish(self) -> None:
+        cb = L.IRBuilder(self.cleanup)
+        for slot in self.slots:  # free every intermediate (slots start null)
+            cb.call(self._free, [cb.load(slot, typ=PTR)])
+        cb.ret(cb.load(self.rc_slot, typ=I32))
+
+
+# target kind -> its Host (targets/kinds.py)
+HOSTS: dict[str, type[Host]] = {"cpu": CpuHost}
+
+
+def host_class(target: Target) -> type[Host]:
+    """The Host of `target`'s kind; NotImplementedError when codegen has none, or when it cannot
+    launch kernels of the target's loop skeleton."""
+    cls = HOSTS.get(target.kind)
+    if cls is None:
+        raise NotImplementedError(
+            f"target {target.name!r}: no host interface for target kind {target.kind!r} "
+            "(codegen/host.py HOSTS)"
+        )
+    if target.loop_skeleton not in cls.loop_skeletons:
+        raise NotImplementedError(
+            f"target {target.name!r}: the {target.kind} host launches {list(cls.loop_skeletons)} kernels, "
+            f"not {target.loop_skeleton!r}"
+        )
+    return cls
+
+
+def _threads_global(module: L.Module, options: CodegenOptions) -> L.GlobalVariable:
+    """The library's thread-count global (external: the C wrapper writes it), made once."""
+    name = library_threads_symbol(options.library)
+    g = module.globals.get(name)
+    if g is None:
+        g = L.GlobalVariable(module, I64, name=name)
+        g.initializer = i64(max(1, options.num_threads))
+        g.align = 8
+    return g

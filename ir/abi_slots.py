@@ -1,0 +1,101 @@
+"""Argument blocks that Python packs and runtime's native helpers read, each laid out once.
+
+A block is an array of 8-byte slots (int64; pointers as integers; doubles by their bits). Python
+fills them (runtime/buffers.py: the call contexts of the array trampolines; aot/fft/_fast.py: the
+FFT call thunks' blocks) and codegen/trampolines.py generates the LLVM IR that reads them, both
+from the layouts below: a slot is named here and nowhere else by number.
+
+Plain data, no dependencies: runtime, codegen and aot all import it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Slots:
+    """Named slots of a block: `layout.name` is the slot index of `name`; `len(layout)` slots."""
+
+    names: tuple[str, ...]
+
+    def __post_init__(self):
+        assert len(set(self.names)) == len(self.names), self.names
+
+    def __getattr__(self, name: str) -> int:
+        try:
+            return self.__dict__["names"].index(name)
+        except (KeyError, ValueError):
+            raise AttributeError(name) from None
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def pack(self, **values) -> list[int]:
+        """The block's slots in order (every slot must be given)."""
+        return [values[n] for n in self.names]
+
+
+@dataclass(frozen=True)
+class ObjectTable:
+    """A call context over objects (numpy arrays passed by id()): the `header` slots, then one
+    record per object: its `fields` slots, followed, when `shaped`, by its rank dims and its rank
+    byte strides."""
+
+    symbol: str
+    header: Slots
+    fields: Slots
+    shaped: bool
+
+    def pack(self, records: list[dict], **header) -> list[int]:
+        out = self.header.pack(**header)
+        for r in records:
+            out += self.fields.pack(**{k: v for k, v in r.items() if k not in ("dims", "strides")})
+            if self.shaped:
+                out += [*r["dims"], *r["strides"]]
+        return out
+
+
+# The fields of numpy's array struct (PyArrayObject_fields) that the helpers read; their byte
+# offsets are probed at run time (runtime.buffers.ARRAY_LAYOUT). nd and flags are int32, the others
+# pointer-sized.
+ARRAY_FIELDS = ("type", "data", "nd", "dims", "strides", "descr", "flags")
+NPY_ARRAY_ALIGNED = 0x100
+
+# int32 aot_call_checked(ctx, objs) for static signatures: objs holds the n_objects arrays (inputs,
+# then outputs); the first n_inputs must be aligned ndarrays (type == ndarray_type) whose descr,
+# rank, dims and byte strides equal their record's (else -1: the caller's general path); then
+# entry(data pointers, meta). Records: the inputs only.
+CHECKED_CALL = ObjectTable(
+    "aot_call_checked",
+    Slots(("entry", "n_objects", "meta", "ndarray_type", "n_inputs")),
+    Slots(("descr", "rank")),
+    shaped=True,
+)
+
+# int32 aot_call_strided(ctx, objs) for symbolic signatures: every object (inputs and outputs)
+# has a record; checks type, rank, alignment and (inputs; descr 0 for outputs) descr, then builds
+# data and meta (dims, strides in elements: -1 when a stride is not a multiple of itemsize) from
+# the arrays and calls entry(data, meta) with n_meta meta slots.
+STRIDED_CALL = ObjectTable(
+    "aot_call_strided",
+    Slots(("entry", "n_objects", "n_meta", "ndarray_type", "n_inputs")),
+    Slots(("descr", "rank", "itemsize")),
+    shaped=False,
+)
+
+# void aot_fft_thunk_{kind}_{precision}(int64 *blk, obj src, obj dst): aot.fft's eager fast path.
+# blk holds the kernel pointers and every argument, prepared once per cached case:
+#   c2c: the c2c kernel; plan: plan header; twiddles; howmany, istride, idist, ostride, odist;
+#   flags; scale (double); scratch;
+#   real_pass: r2c's post pass / c2r's pre pass; h (half length); roots;
+#   real_arg: r2c: the post pass's scale (double), c2r: the input's row distance;
+#   src_offset, dst_offset: bytes added to the src and dst data pointers (one block per outer index
+#   of a batch that does not merge); src_base, dst_base: when not 0, used in place of the arrays'
+#   data pointers (a work buffer of the prepared call).
+# c2c: kernel(src -> dst); r2c: kernel(src -> dst), then the post pass on dst; c2r: the pre pass
+# (src -> dst), then the kernel in place on dst.
+FFT_THUNK = Slots((
+    "c2c", "plan", "twiddles", "howmany", "istride", "idist", "ostride", "odist", "flags", "scale", "scratch",
+    "real_pass", "h", "roots", "real_arg", "src_offset", "dst_offset", "src_base", "dst_base",
+))
+FFT_THUNK_KINDS = ("c2c", "r2c", "c2r")

@@ -1,0 +1,90 @@
+"""Status codes of generated code, defined once (plain data: codegen emits them, runtime reads them).
+
+Two ABIs carry them:
+
+- A graph entry function (codegen/entry.py, `int32_t NAME(void **data, int64_t *meta)`) returns
+  0 or one of the ENTRY codes below. The JIT (runtime.JitFunction) raises the row's Python
+  exception for it.
+- A shared library's C function (runtime/abi_wrapper.py) returns a LIBRARY code, documented as
+  AOT_STATUS_* in every generated header and in examples/c_abi: public, so the numbers never
+  change. An entry code becomes its row's `library` status (with `library_message` in
+  NAME_last_error()); an entry code not in ENTRY becomes INTERNAL.
+
+Nothing here imports llvmlite or sympy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LibraryStatus:
+    """A return code of a library's C functions: AOT_STATUS_{name} = code."""
+
+    code: int
+    name: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class EntryStatus:
+    """A non-zero return code of a graph entry function.
+
+    python_error: the builtin exception class the JIT raises (as a runtime.Native* subclass).
+    message: its text; `own_message`: the text is Python's or numpy's own and raised as is, else
+    it follows the function's name ("NAME: message").
+    library: the LibraryStatus name a library returns for it, with `library_message` as its
+    NAME_last_error() text (after "NAME: ").
+    """
+
+    code: int
+    name: str
+    python_error: str
+    message: str
+    library: str
+    library_message: str
+    own_message: bool = True
+
+
+LIBRARY = (
+    LibraryStatus(0, "OK", "success"),
+    LibraryStatus(1, "INVALID_ARGUMENT", "bad argument count, NULL pointer, rank, dtype, device or "
+                  "alignment, or a value numpy rejects"),
+    LibraryStatus(2, "SHAPE_MISMATCH", "a size disagrees with the signature, a range constraint or a guard"),
+    LibraryStatus(3, "OUT_OF_MEMORY", "an intermediate buffer could not be allocated"),
+    LibraryStatus(4, "INDEX_OUT_OF_RANGE", "an index read from an input is out of range"),
+    LibraryStatus(5, "INTERNAL", "the generated code returned an unknown status"),
+)
+
+ENTRY = (
+    EntryStatus(1, "OUT_OF_MEMORY", "MemoryError", "out of memory allocating an intermediate buffer",
+                "OUT_OF_MEMORY", "out of memory allocating an intermediate buffer", own_message=False),
+    EntryStatus(2, "INDEX_OUT_OF_RANGE", "IndexError", "index out of range",
+                "INDEX_OUT_OF_RANGE", "an index is out of range"),
+    EntryStatus(3, "NEGATIVE_POWER", "ValueError", "Integers to negative integer powers are not allowed.",
+                "INVALID_ARGUMENT", "integers to negative integer powers are not allowed"),
+    EntryStatus(4, "ZERO_DIVISION", "ZeroDivisionError", "division by zero",
+                "INVALID_ARGUMENT", "a size expression divides by zero"),
+)
+
+# derived views
+LIBRARY_CODE = {s.name: s.code for s in LIBRARY}  # "OUT_OF_MEMORY" -> 3
+ENTRY_BY_CODE = {s.code: s for s in ENTRY}
+_ENTRY_CODE = {s.name: s.code for s in ENTRY}
+UNKNOWN_ENTRY_LIBRARY_STATUS = "INTERNAL"  # what a library returns for an entry code not in ENTRY
+
+# the entry codes by name, for the code generator
+OK = 0
+OUT_OF_MEMORY = _ENTRY_CODE["OUT_OF_MEMORY"]
+INDEX_OUT_OF_RANGE = _ENTRY_CODE["INDEX_OUT_OF_RANGE"]
+NEGATIVE_POWER = _ENTRY_CODE["NEGATIVE_POWER"]
+ZERO_DIVISION = _ENTRY_CODE["ZERO_DIVISION"]
+
+
+def library_code(entry_code: int) -> int:
+    """The library status an entry function's return code becomes (0 stays 0)."""
+    if entry_code == OK:
+        return LIBRARY_CODE["OK"]
+    s = ENTRY_BY_CODE.get(entry_code)
+    return LIBRARY_CODE[s.library if s is not None else UNKNOWN_ENTRY_LIBRARY_STATUS]

@@ -1,0 +1,94 @@
+"""runtime's native helpers (codegen/trampolines.py, handed to runtime as `helpers`): the call
+trampolines against the Python checks they replace, their slot layouts, and their disk cache."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import runtime
+from codegen.trampolines import HELPERS
+from ir.abi_slots import ARRAY_FIELDS, CHECKED_CALL, FFT_THUNK, STRIDED_CALL, Slots
+from runtime.buffers import ARRAY_LAYOUT, ArgSpec, Signature
+
+from .test_jit import DOUBLE_IR
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load(shape, helpers):
+    sig = Signature((ArgSpec(np.float64, shape),), (ArgSpec(np.float64, shape),), "double_it")
+    return runtime.load(DOUBLE_IR, "double_it", sig, helpers=helpers)
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_static_fast_path_with_and_without_helpers(native):
+    f = _load((6,), HELPERS if native else None)
+    assert (f._trampoline is not None) == native
+    x = np.arange(6.0)
+    np.testing.assert_array_equal(f.fast(x), 2 * x)
+    unaligned = np.frombuffer(bytearray(49), np.float64, 6, offset=1)
+    others = (np.arange(12.0)[::2], x.astype(np.float32), np.arange(7.0), x.reshape(2, 3), unaligned, [1.0] * 6)
+    for other in others:
+        assert f.fast(other) is None  # the general path's case, natively or in Python
+    assert f.fast(x, x) is None
+
+
+def test_strided_fast_path_needs_helpers():
+    assert _load(("n",), None).fast_function(unwrap=True, guard=lambda A: True) is None
+    fast = _load(("n",), HELPERS).fast_function(unwrap=True, guard=lambda A: len(A) == 1)
+    for x in (np.arange(9.0), np.arange(20.0)[::3], np.arange(10.0)[::-1], np.ones(0)):
+        np.testing.assert_array_equal(fast(x), 2 * x)
+    assert fast(np.arange(9.0, dtype=np.float32)) is None
+    assert fast(np.frombuffer(bytearray(49), np.float64, 6, offset=1)) is None  # unaligned
+
+
+def test_layouts():
+    s = Slots(("a", "b", "c"))
+    assert (s.a, s.c, len(s)) == (0, 2, 3) and s.pack(c=3, a=1, b=2) == [1, 2, 3]
+    with pytest.raises(AttributeError):
+        s.d  # noqa: B018
+    ctx = CHECKED_CALL.pack([{"descr": 7, "rank": 2, "dims": (3, 4), "strides": (32, 8)}], entry=1, n_objects=2,
+                            meta=5, ndarray_type=6, n_inputs=1)
+    assert ctx == [1, 2, 5, 6, 1, 7, 2, 3, 4, 32, 8]
+    assert STRIDED_CALL.pack([{"descr": 0, "rank": 1, "itemsize": 8}], entry=1, n_objects=1, n_meta=2,
+                             ndarray_type=6, n_inputs=0) == [1, 1, 2, 6, 0, 0, 1, 8]
+    assert len(FFT_THUNK) == 19 and FFT_THUNK.src_base == 17
+    assert tuple(name for name, _ in ARRAY_LAYOUT) == ARRAY_FIELDS  # the probe reads what the helpers need
+
+
+def test_helper_objects_come_from_the_disk_cache_without_ir(tmp_path, monkeypatch):
+    from runtime.jit import default_engine, helper_object
+
+    monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path))
+    params = {"offsets": dict(ARRAY_LAYOUT), "strided": True}
+    obj = helper_object(default_engine(), HELPERS, "array_call", params)
+
+    class NoIR:
+        digest = HELPERS.digest
+
+        def ir(self, name, params):
+            raise AssertionError("IR built on a disk-cache hit")
+
+    assert helper_object(default_engine(), NoIR(), "array_call", params) == obj
+
+
+_WARM = """
+import sys, numpy as np, aot
+f = aot.compile(lambda x, y: x * y + 1.0)
+x = np.ones(16)
+f(x, x); f(x, x)
+assert f._entries[0].fast(x, x) is not None
+print(sorted(m for m in ("codegen.entry", "codegen.llvm.loops", "codegen.kernels.parallel") if m in sys.modules))
+"""
+
+
+def test_warm_process_loads_helpers_without_the_code_generator(tmp_path):
+    env = {"AOT_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    run = [sys.executable, "-c", _WARM]
+    subprocess.run(run, env=env, cwd=ROOT, check=True, capture_output=True)
+    out = subprocess.run(run, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
