@@ -55,6 +55,10 @@ def translate_operator(em: Emitter, name: str, *args: Any):
         return getitem(em, *args)
     if op == "setitem":
         return setitem(em, *args)
+    if op == "pow" and len(args) == 2 and name.strip("_") == "pow":
+        fast = _fast_power(em, *args)
+        if fast is not None:
+            return apply_ufunc(em, fast, args[0])
     if op in _BINARY and len(args) == 2:
         return apply_ufunc(em, _BINARY[op], *args)
     if op in UNARY_OPERATORS and len(args) == 1:
@@ -62,6 +66,19 @@ def translate_operator(em: Emitter, name: str, *args: Any):
     if op == "pow" and len(args) == 3:
         raise UnsupportedError("pow() with a modulus is not supported for arrays")
     raise UnsupportedError(f"operator {name} is not supported in traced code")
+
+
+# ndarray.__pow__'s fast paths for a scalar exponent (numpy's fast_scalar_power); for complex arrays
+# they differ from np.power at special values (np.square(1e300+1e300j) is -inf+infj, the power nan+infj).
+# Real results are the same bits either way (ir's canonicalize rewrites those powers itself).
+# Measured on numpy 2.4: Python ints 2, -1, 1 and the float 0.5 take them (2.0 and np.int64(2) do not).
+_FAST_POWERS = {(int, 2): np.square, (float, 0.5): np.sqrt, (int, -1): np.reciprocal, (int, 1): np.positive}
+
+
+def _fast_power(em: Emitter, base: Any, exponent: Any):
+    if not (em.is_value(base) and abstract_of(base).dtype.is_complex and abstract_of(base).ndim >= 1):
+        return None  # numpy scalars (rank 0 here) compute the power
+    return _FAST_POWERS.get((type(exponent), exponent)) if type(exponent) in (int, float) else None
 
 
 # --- attributes -----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from .emitter import Emitter, abstract_of
 from .numpy_ufuncs import apply_ufunc, emit
 from .operands import (
     UnsupportedError,
+    scalar_like,
     cast,
     full,
     no_out,
@@ -50,8 +51,17 @@ def ufunc_axes(axis: Any, rank: int) -> tuple[int, ...]:
 def reduce(em: Emitter, op: str, x: Any, axes: tuple[int, ...], keepdims: bool):
     """Core reduction `op` over `axes` (already normalised)."""
     if not axes:
-        return x
+        return _combine_identity(em, op, x)
     return emit(em, op, x, axes=tuple(sorted(axes)), keepdims=keepdims)
+
+
+def _combine_identity(em: Emitter, op: str, x: Any):
+    """A reduction over no axes: numpy still combines each element with the identity, which shows
+    for floats (0.0 + -0.0 is +0.0) and complex infinities (1 * (inf-1j) is inf+nanj)."""
+    dt = abstract_of(x).dtype
+    if op not in ("sum", "prod") or not dt.is_inexact:
+        return x
+    return emit(em, "add" if op == "sum" else "mul", x, scalar_like(em, 0 if op == "sum" else 1, dt))
 
 
 def sum_in(em: Emitter, x: Any, axes: tuple[int, ...], keepdims: bool, acc: DType):

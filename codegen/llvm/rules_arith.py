@@ -274,8 +274,8 @@ def _maximum(ctx: LowerCtx, op, a, b):
 
 @rule("clip")
 def _clip(ctx: LowerCtx, op, x, lo, hi):
-    """numpy's clip: min(max(x, lo), hi) with its _NPY_MAX/_NPY_MIN (nan in x wins; ties take the
-    bound, unlike maximum/minimum, so clip(-0.0, 0.0, 1.0) is +0.0)."""
+    """numpy's clip: x, or the bound it crosses; a nan (in x or a bound) propagates, and ties keep
+    x, unlike maximum/minimum (clip(-0.0, 0.0, 1.0) is -0.0, clip(0.0, -0.0, 1.0) is +0.0)."""
     dt = out_dtype(op)
     x, lo, hi = as_dtype(ctx, op, [x, lo, hi], dt)
     if dt.is_complex:
@@ -283,16 +283,17 @@ def _clip(ctx: LowerCtx, op, x, lo, hi):
     return _clip_bound(ctx, dt, _clip_bound(ctx, dt, x, lo, True), hi, False)
 
 
-def _clip_bound(ctx: LowerCtx, dt: DType, a, b, greater: bool):
+def _clip_bound(ctx: LowerCtx, dt: DType, a, b, lower: bool):
+    """a clipped at the bound b from below (lower) or above: b where a crosses it or b is nan."""
     f = ctx.builder
-    pred = ">" if greater else "<"
+    pred = "<" if lower else ">"
     if dt.is_float:
-        keep = f.or_(f.fcmp_ordered(pred, a, b), f.fcmp_unordered("uno", a, a))
+        cross = f.or_(f.fcmp_ordered(pred, a, b), f.fcmp_unordered("uno", b, b))
     elif dt.is_bool:
-        keep = f.icmp_unsigned(pred, a, b)
+        cross = f.icmp_unsigned(pred, a, b)
     else:
-        keep = f.icmp_signed(pred, a, b)
-    return f.select(keep, a, b)
+        cross = f.icmp_signed(pred, a, b)
+    return f.select(cross, b, a)
 
 
 @rule("where")

@@ -89,7 +89,7 @@ def check(progs: list[Program], library: bool = False, tmp: str | None = None) -
         w = want[pos:pos + len(p.outputs)]
         for k, (gi, wi) in enumerate(zip(got[pos:pos + len(p.outputs)], w)):
             with np.errstate(all="ignore"):
-                why = mismatch(gi, wi, rtol_of([np.asarray(v) for v in (*p.inputs, *w)]))
+                why = mismatch(gi, wi, rtol_of([np.asarray(v) for v in (*p.inputs, *w)]), p.scales[k])
             if why:
                 report.failures.append(f"{p!r}: output {k}: {why}")
         pos += len(p.outputs)

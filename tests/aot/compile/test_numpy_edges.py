@@ -207,3 +207,41 @@ def test_size_as_a_bool_operand():
     b = np.array([True, False, True])
     for n in (3, 5, 3):
         np.testing.assert_array_equal(f(b, np.ones(n)), np.logical_and(b, n - 3))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 9, 33])
+def test_clip_ties_keep_x_and_nans_propagate(dtype, n):
+    cases = [(0.0, -0.0, 1.0), (-0.0, 0.0, 1.0), (0.0, -1.0, -0.0), (-0.0, -1.0, 0.0), (0.5, np.nan, 1.0),
+             (0.5, 0.0, np.nan), (np.nan, 0.0, 1.0), (2.0, 0.0, 1.0), (-2.0, 0.0, 1.0)]
+    for x, lo, hi in cases:
+        a = np.full(n, x, dtype)
+        f = aot.compile(lambda a: np.clip(a, dtype(lo), dtype(hi)))
+        got, want = f(a), np.clip(a, dtype(lo), dtype(hi))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=f"clip({x}, {lo}, {hi})")
+
+
+@pytest.mark.parametrize("fn", [np.sum, np.prod, np.mean], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x", [np.array(-0.0), np.array(-0.0, np.float32), np.array(complex(np.inf, -1))])
+def test_reduction_over_no_axes_combines_the_identity(fn, x):
+    """0 + (-0.0) is +0.0 and 1 * (inf-1j) is inf+nanj in numpy's reductions of 0-d arrays."""
+    with np.errstate(all="ignore"):
+        want = fn(x)
+    got = aot.compile(fn)(x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(np.real(got)), np.signbit(np.real(want)))
+
+
+@pytest.mark.parametrize("exponent", [2, 2.0, -1, -1.0, 0.5, 1, 3, np.int64(2)], ids=repr)
+def test_complex_power_operator_takes_numpy_fast_paths(exponent):
+    """`z ** 2` is np.square(z) and `z ** 0.5` np.sqrt(z) in numpy (ndarray.__pow__), which differ
+    from np.power at complex special values."""
+    z = np.array([1e300 + 1e300j, -np.inf + 0j, complex(1, np.inf), complex(-np.inf, np.nan), 2 - 1j, 0j] * 3)
+    with np.errstate(all="ignore"):
+        want = z ** exponent
+        got = aot.compile(lambda z: z ** exponent)(z)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1e-15)
