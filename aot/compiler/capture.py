@@ -153,7 +153,7 @@ class TracedArray:
         return frontend.translate(t, func, *t.sizes_as_exprs(args), **kwargs)
 
     def __aot_function__(self, func, args, kwargs):
-        """aot.nn.functional / aot.fft calls (see aot.fx._overrides)."""
+        """aot.nn.functional / aot.fft calls (see aot.dispatch)."""
         t = self.tracer
         kwargs = dict(zip(kwargs, t.sizes_as_exprs(tuple(kwargs.values())), strict=True))
         return _library_translation(func)(t, *t.sizes_as_exprs(args), **kwargs)

@@ -10,7 +10,7 @@ key (shape, strides, dtype, n, axis, norm) was seen before is one allocation and
 """
 from __future__ import annotations
 
-from ..fx._overrides import dispatchable
+from ..dispatch import dispatchable
 from . import _api
 from ._public import fft, fft2, fftn, ifft, ifft2, ifftn, irfft, irfft2, irfftn, rfft, rfft2, rfftn
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fx._overrides import find_handler
+from ..dispatch import find_handler
 from . import _api
 from ._fast import call, local, miss
 

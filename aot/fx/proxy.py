@@ -2,7 +2,7 @@
 
 Operations are captured through Python's operator protocol, attribute access, numpy's
 `__array_ufunc__`/`__array_function__` and aot's `__array_function__` analogue,
-`__aot_function__` (see `_overrides`).
+`__aot_function__` (see aot/dispatch.py).
 
 Extension point for shape-aware tracing: a `Tracer` subclass overrides `create_proxy` (to put
 metadata such as `node.meta["val"]` on the node) and `proxy(node)` (to return a `Proxy`

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fx._overrides import dispatchable
+from ..dispatch import dispatchable
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "dropout", "linear"]
 

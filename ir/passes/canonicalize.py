@@ -21,7 +21,7 @@ from ..dtypes import DType
 from ..opdef import OPDEFS
 from ..rewrite import Pattern, apply_patterns_greedily
 from ..verifier import types_equal
-from . import Pass, register_pass
+from .base import Pass, register_pass
 from .constants import constant_value, is_constant, make_constant
 
 Pred = Callable[[np.ndarray, DType], bool]

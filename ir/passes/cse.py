@@ -16,7 +16,7 @@ import numpy as np
 from ..core import Block, Func, Operation, Value
 from ..opdef import OPDEFS
 from ..verifier import ISOLATED_TRAITS
-from . import Pass, register_pass
+from .base import Pass, register_pass
 from .dce import is_pure
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..core import Block, Func, Operation
 from ..opdef import OPDEFS, may_raise
-from . import Pass, register_pass
+from .base import Pass, register_pass
 
 EFFECT_TRAITS = frozenset({"side_effects", "impure"})
 

@@ -14,7 +14,7 @@ import numpy as np
 from ..core import Func, Operation
 from ..opdef import OPDEFS
 from ..rewrite import Pattern, Rewriter, apply_patterns_greedily
-from . import Pass, register_pass
+from .base import Pass, register_pass
 from . import constants as C
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ import logging
 
 from ..core import Func, Operation
 from ..symbols import dim_str
-from . import Pass, register_pass
+from .base import Pass, register_pass
 from .dce import is_removable
 from .fuse_build import FusionError, build_elementwise, build_reduce, stable_topological_order
 from .fuse_plan import FusionOptions, FusionPlan

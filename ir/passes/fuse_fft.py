@@ -22,7 +22,7 @@ from ..core import Block, Func, Operation, OpResult, Region
 from ..opdef import lookup
 from ..structural import FFT_KINDS
 from ..types import ScalarType
-from . import Pass, register_pass
+from .base import Pass, register_pass
 from .fuse_plan import same_shape
 
 log = logging.getLogger("aot.fusion")

@@ -11,7 +11,7 @@ import pytest
 import aot.nn as nn
 import aot.nn.functional as F
 from aot import fx
-from aot.fx._overrides import dispatchable
+from aot.dispatch import dispatchable
 from aot.fx.proxy import GraphAppendingTracer, TraceError
 
 RNG = np.random.default_rng(3)

@@ -5,7 +5,7 @@ themselves with `dispatchable`. When an argument's type defines `__aot_function_
 does), the call is handed to it instead of running, so tracing records one `call_function`
 node for the whole library function rather than the numpy calls inside it.
 
-This module imports nothing from the rest of `aot.fx`, so low-level packages can use it freely.
+It imports nothing of aot: aot.nn and aot.fft use it without importing aot.fx (which imports aot.nn).
 """
 from __future__ import annotations
 
