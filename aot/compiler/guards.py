@@ -102,8 +102,8 @@ _DTYPE_NAMES = {np.dtype(t).str: f"DT_{np.dtype(t).name}" for t in
 
 # the same dtypes in the other byte order: compiled code reads a copy in native order, so both orders
 # share one entry (the native fast paths check the exact type and leave swapped arrays to the copy)
-_SWAPPED_NAMES = {np.dtype(t).newbyteorder("S").str: f"DTS_{np.dtype(t).name}" for t in
-                  (np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128)}
+_SWAPPED_NAMES = {np.dtype(code).newbyteorder("S").str: name.replace("DT_", "DTS_")
+                  for code, name in _DTYPE_NAMES.items() if np.dtype(code).itemsize > 1}
 
 
 def _dtype_guard(i: int, dt: np.dtype) -> str:

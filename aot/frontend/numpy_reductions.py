@@ -58,10 +58,10 @@ def reduce(em: Emitter, op: str, x: Any, axes: tuple[int, ...], keepdims: bool):
 def _combine_identity(em: Emitter, op: str, x: Any):
     """A reduction over no axes: numpy still combines each element with the identity, which shows
     for floats (0.0 + -0.0 is +0.0) and complex infinities (1 * (inf-1j) is inf+nanj)."""
-    dt = abstract_of(x).dtype
-    if op not in ("sum", "prod") or not dt.is_inexact:
-        return x
-    return emit(em, "add" if op == "sum" else "mul", x, scalar_like(em, 0 if op == "sum" else 1, dt))
+    kind, dt = REDUCTIONS[op], abstract_of(x).dtype
+    if kind.identity not in ("zero", "one") or kind.ufunc is None or not dt.is_inexact:
+        return x  # max/min keep x; any/all reduce bools
+    return apply_ufunc(em, kind.ufunc, x, scalar_like(em, 0 if kind.identity == "zero" else 1, dt))
 
 
 def sum_in(em: Emitter, x: Any, axes: tuple[int, ...], keepdims: bool, acc: DType):

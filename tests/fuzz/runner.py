@@ -67,18 +67,15 @@ def check(progs: list[Program], library: bool = False, tmp: str | None = None) -
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             got = _compile(fn, library, inputs, tmp)(*inputs)
-        fallbacks = [str(w.message) for w in caught if w.filename.find("aot") >= 0 or "aot" in str(w.message)]
+        fallbacks = [str(w.message) for w in caught if "aot" in w.filename or "aot" in str(w.message)]
         if fallbacks:  # an eager fallback (a compile over its time budget) hides a finding
             report.failures.append(f"{progs!r}: warned {fallbacks[0][:300]}")
     except Exception as e:  # noqa: BLE001  (any error is a finding, reported with the program)
-        elapsed = time.perf_counter() - start
-        report.max_compile_s, report.slowest = elapsed, repr(progs)
-        if expect_error is not None and isinstance(e, expect_error):
-            return report
-        report.failures.append(f"{progs!r}: raised {type(e).__name__}: {str(e)[:300]}")
+        if expect_error is None or not isinstance(e, expect_error):
+            report.failures.append(f"{progs!r}: raised {type(e).__name__}: {str(e)[:300]}")
         return report
-    elapsed = time.perf_counter() - start
-    report.max_compile_s, report.slowest = elapsed, repr(progs)
+    finally:
+        report.max_compile_s, report.slowest = time.perf_counter() - start, repr(progs)
     if expect_error is not None:
         report.failures.append(f"{progs!r}: returned where numpy raises {expect_error.__name__}")
         return report
