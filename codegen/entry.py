@@ -21,6 +21,7 @@ layer imports it.
 
 from __future__ import annotations
 
+import importlib
 import logging
 
 from llvmlite import ir as L
@@ -30,6 +31,7 @@ from ir.structural import FFT_KINDS
 from ir.symbols import is_static
 
 from . import graph_ops  # noqa: F401  (fills ENTRY_LOWERINGS)
+from . import graph_checks  # noqa: F401  (fills ENTRY_LOWERINGS)
 from .graph_base import ENTRY_LOWERINGS, Desc, EntryCtx
 from .host import host_class
 from .llvm.loops import i64
@@ -40,12 +42,22 @@ from .targets.base import Target
 log = logging.getLogger(__name__)
 
 
+# rule modules loaded when a function needs an op none of the loaded ones lowers (start-up latency:
+# together ~30 ms of imports, mostly the linalg kernels', that an elementwise program never needs)
+ON_DEMAND = ("graph_scan", "graph_sorting", "graph_linalg_kernels", "graph_arrays", "graph_scatter", "graph_signal")
+
+
 def _load_rules(func) -> None:
     """Make sure ENTRY_LOWERINGS has the rules `func` needs: graph_ops' are imported above; the FFT
     rules only for functions with FFTs, imported here for start-up latency (they import codegen.fft,
-    ~40-60 ms, which a process compiling no FFT never needs)."""
-    if any(op.name in FFT_KINDS or op.name == "kernel.fft" for op in func.walk()):
+    ~40-60 ms, which a process compiling no FFT never needs), and ON_DEMAND's for other ops."""
+    names = {op.name for op in func.walk()}
+    if any(n in FFT_KINDS or n == "kernel.fft" for n in names):
         from . import graph_fft_fused  # noqa: F401  (start-up latency, see above; imports graph_fft)
+    if any(n not in ENTRY_LOWERINGS and n in OPDEFS and OPDEFS[n].infer is None  # a row, not structural
+           and not OPDEFS[n].has("elementwise") and not OPDEFS[n].has("reduction") for n in names):
+        for name in ON_DEMAND:
+            importlib.import_module(f"{__package__}.{name}")
 
 
 def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) -> L.Function:

@@ -4,8 +4,9 @@ ENTRY_LOWERINGS table that rule modules fill.
 The graph layer imports one way: this module (no other graph module) <- the rule modules
 (graph_ops, split_reduce, graph_fft_common, graph_fft_dynamic, graph_fft, graph_fft_fused) <- the
 driver, codegen/entry.py, which imports the rule modules to fill the table and emits entry
-functions. Host work (status, buffers, kernel launches) goes through `EntryCtx.host`, chosen by
-the target (codegen/host.py); the rules only compute descriptors, sizes and kernel arguments.
+functions. Host work (status, buffers, kernel launches, the kernels' tables and scratch, run-time
+plans) goes through `EntryCtx.host`, chosen by the target (codegen/host.py); the rules only
+compute descriptors, sizes and kernel arguments, and emit the kernels' bodies.
 
 A rule is `fn(ectx, op, *descs, out=list[Desc | None]) -> list[Desc]`: `out[k]` is where the
 caller wants result k (an entry output), or None.
@@ -62,11 +63,10 @@ class EntryCtx:
     host: Host
     symbols: dict = field(default_factory=dict)
     helpers: dict = field(default_factory=dict)
-    n_kernels: int = 0
 
     def kernel_name(self, what: str) -> str:
-        self.n_kernels += 1
-        return f"{self.fn.name}.{what}{self.n_kernels}"
+        """A fresh name for a kernel of this entry (counted with the host's tables and slots)."""
+        return self.host.symbol(what)
 
     # --- dims ---------------------------------------------------------------------------------
     def dim(self, d) -> L.Value:

@@ -7,12 +7,13 @@ copied in (cast to complex, truncated or zero-padded to n), the kernel transform
 `howmany` contiguous rows, and the result is copied out through a view that puts the axis back
 (any output strides). Large batches are split over the entry's threads (whole lane groups).
 Plans (header and twiddles), the Bluestein chirp and kernel, and the real passes' roots are
-baked into the module as constants. The kernel entries (`aot_fft_c2c_{f32,f64}`, the real
-passes) are external symbols: the JIT registers them before loading a graph that uses them,
-shared libraries link the kernel object (see `kernel_precisions`). A symbolic transform length
-runs on a plan the kernel module builds at run time and caches per call site
-(graph_fft_dynamic.py); the input's length along the axis may be symbolic when n is given
-(truncated or padded at run time).
+tables the host places (`Host.constant`: module constants on the CPU), and each chunk of a
+batch takes its scratch from the host (`Host.scratch`). The kernel entries
+(`aot_fft_c2c_{f32,f64}`, the real passes) are external symbols: the JIT registers them before
+loading a graph that uses them, shared libraries link the kernel object (see
+`kernel_precisions`). A symbolic transform length runs on a plan the kernel module builds at run
+time and caches per call site (graph_fft_dynamic.py); the input's length along the axis may be
+symbolic when n is given (truncated or padded at run time).
 
 Real transforms of even length n run a complex transform of length n/2 plus the real pre/post
 pass of codegen/fft/real.py (as aot/fft/_real.py), the pass split over the entry's threads by
@@ -53,7 +54,7 @@ from .graph_ops import copy, fill, run_elementwise
 from .kernels.common import new_kernel
 from .llvm.context import declare
 from .llvm.loops import alloca, elem_ptr, i64
-from .llvm.types import I8, I32, PTR
+from .llvm.types import I32, PTR
 
 log = logging.getLogger(__name__)
 
@@ -87,19 +88,10 @@ def _last(ectx: EntryCtx, d: Desc, start, length, step: int = 1) -> Desc:
                 d.static_shape[:-1] + (length,))
 
 
-def _global(ectx: EntryCtx, what: str, arr: np.ndarray) -> L.GlobalVariable:
-    raw = np.ascontiguousarray(arr).tobytes() or b"\0"
-    g = L.GlobalVariable(ectx.module, L.ArrayType(I8, len(raw)), name=ectx.kernel_name(what))
-    g.global_constant = True
-    g.linkage = "internal"
-    g.align = 64
-    g.initializer = L.Constant(L.ArrayType(I8, len(raw)), bytearray(raw))
-    return g
-
-
 def _const_desc(ectx: EntryCtx, what: str, arr: np.ndarray, cdtype) -> Desc:
+    """A 1-D table of `cdtype` as an array operand (the host places it: Host.constant)."""
     arr = arr.astype(cdtype.numpy)
-    return Desc(cdtype, _global(ectx, what, arr), [i64(arr.size)], [i64(1)], (arr.size,))
+    return Desc(cdtype, ectx.host.constant(what, arr), [i64(arr.size)], [i64(1)], (arr.size,))
 
 
 def _pointwise(ectx: EntryCtx, ins: list[Desc], out: Desc, build) -> None:
@@ -177,8 +169,9 @@ def _c2c_call(ectx: EntryCtx, work: Desc, n, forward: bool, scale) -> None:
 def _c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: bool, scale) -> None:
     """`howmany` transforms of length n (direct plan); strides = (istride, idist, ostride, odist)
     in complex elements, as i64 values. The batch is split into chunks of whole lane groups over
-    the entry's threads when large (each chunk mallocs its own scratch; a failed malloc fails the
-    entry with status OUT_OF_MEMORY). A symbolic n runs on a plan built at run time (graph_fft_dynamic.py)."""
+    the entry's threads when large (each chunk takes its own scratch from the host; a failed
+    allocation fails the entry with status OUT_OF_MEMORY). A symbolic n runs on a plan built at run
+    time (graph_fft_dynamic.py)."""
     b = ectx.builder
     vlen = fft_vlen(ectx, cdtype)
     if not is_static(n):
@@ -204,7 +197,8 @@ def _plan_globals(ectx: EntryCtx, cdtype, n: int) -> tuple:
     key = ("fft_plan", cdtype, n)
     if key not in ectx.helpers:
         plan = make_cplan(n, cdtype.numpy)
-        ectx.helpers[key] = (_global(ectx, "fft_plan", plan.header), _global(ectx, "fft_tw", plan.twiddles))
+        ectx.helpers[key] = (ectx.host.constant("fft_plan", plan.header),
+                             ectx.host.constant("fft_tw", plan.twiddles))
     return ectx.helpers[key]
 
 
@@ -220,9 +214,7 @@ def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float,
     istride, idist, ostride, odist = slot[2:]
     cnt = b.sub(hi, lo)
     with b.if_then(b.icmp_signed(">", cnt, i64(0))):
-        aligned_alloc = declare(ectx.module, "aligned_alloc", PTR, [L.IntType(64), L.IntType(64)])
-        scratch = b.call(aligned_alloc, [i64(64), i64(-(-nbytes // 64) * 64)])  # see codegen/fft/module.py
-        failed = b.icmp_unsigned("==", scratch, L.Constant(PTR, None))
+        scratch, failed = ectx.host.scratch(b, nbytes)
         with b.if_else(failed) as (then, otherwise):
             with then:
                 b.store(i64(1), b.gep(args, [i64(6)], source_etype=L.IntType(64)))
@@ -234,7 +226,7 @@ def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float,
                 d = b.gep(dst, [b.mul(b.mul(lo, odist), i64(2))], source_etype=ft)
                 b.call(kern, [hdr, tw, s, d, cnt, istride, idist, ostride, odist, b.trunc(flags, I32),
                               L.Constant(ft, scale), scratch])
-                b.call(declare(ectx.module, "free", L.VoidType(), [PTR]), [scratch])
+                ectx.host.free_scratch(b, scratch)
     b.ret_void()
     return fn
 
@@ -408,10 +400,11 @@ def _half_roots(ectx: EntryCtx, n, cdtype):
     """w^k = exp(-2 pi i k/n), k < n/2: the table of the real passes (a constant for a static n,
     computed by the kernel module's planner for a run-time one)."""
     if is_static(n):
-        return _global(ectx, "fft_rw", unit_roots(-np.arange(n // 2, dtype=np.int64), n).astype(cdtype.numpy))
+        roots = unit_roots(-np.arange(n // 2, dtype=np.int64), n).astype(cdtype.numpy)
+        return ectx.host.constant("fft_rw", roots)
     table = ectx.alloc(TensorType(cdtype, (n // 2,)))
-    roots = declare(ectx.module, plan_names(precision_of(cdtype))["roots"], I32, [L.IntType(64), PTR])
-    rc = ectx.builder.call(roots, [ectx.dim(n), table.data])
+    rc = ectx.host.call_planner(plan_names(precision_of(cdtype))["roots"], I32, [L.IntType(64), PTR],
+                                [ectx.dim(n), table.data])
     ectx.fail_if(ectx.builder.icmp_signed("!=", rc, L.Constant(I32, 0)), status.OUT_OF_MEMORY)
     return table.data
 

@@ -1,12 +1,12 @@
 """Complex transforms whose length is a symbol: plans built and cached at run time.
 
-Each call site gets a 16-byte slot (a module-internal global: spin lock + plan) and asks the
-kernel module's `aot_fft_plan_get_{p}` for a plan of the length the entry computed; the plan
-(direct or Bluestein, codegen/fft/planner.py) is reused while the length stays the same and
-rebuilt when it changes; a library frees the slots' plans when it is unloaded. Chunks of the
-batch run `aot_fft_plan_exec_{p}` on the entry's threads, choosing lanes as the static path
-does; the entry gives its reference back before it checks for errors, so a failed chunk leaks
-nothing.
+Each call site gets a 16-byte slot from the host (`Host.plan_slot`: spin lock + plan) and asks the
+kernel module's `aot_fft_plan_get_{p}` for a plan of the length the entry computed (a host call,
+`Host.call_planner`); the plan (direct or Bluestein, codegen/fft/planner.py) is reused while the
+length stays the same and rebuilt when it changes; a library frees the slots' plans when it is
+unloaded. Chunks of the batch run `aot_fft_plan_exec_{p}` (the per-transform kernel body) on the
+entry's threads, choosing lanes as the static path does; the entry gives its reference back
+before it checks for errors, so a failed chunk leaks nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from .kernels.common import new_kernel
 from .llvm.context import declare
 from .llvm.loops import i64
 from .llvm.types import I32, I64, PTR
-from .llvm.unload import on_unload
 
 _SLOTS = 9  # src, dst, istride, idist, ostride, odist, error, plan, scale (double bits)
 
@@ -31,33 +30,17 @@ def dynamic_c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, fo
     """As graph_fft._c2c for a symbolic n (scale: a float or a double value)."""
     b = ectx.builder
     names = plan_names(precision_of(cdtype))
-    slot = L.GlobalVariable(ectx.module, L.ArrayType(I64, 2), name=ectx.kernel_name("fft_plan_slot"))
-    slot.linkage = "internal"
-    slot.initializer = L.Constant(L.ArrayType(I64, 2), [0, 0])
-    if ectx.options.library:  # a library frees the slot's plan when it is unloaded
-        on_unload(ectx.module, _slot_cleanup(ectx, slot, names["release"]))
+    slot = ectx.host.plan_slot(names["release"])
     nn = ectx.dim(n)
-    plan = b.call(declare(ectx.module, names["get"], PTR, [PTR, I64]), [slot, nn])
+    plan = ectx.host.call_planner(names["get"], PTR, [PTR, I64], [slot, nn])
     ectx.fail_if(b.icmp_unsigned("==", plan, L.Constant(PTR, None)), status.OUT_OF_MEMORY)
     if not isinstance(scale, L.Value):
         scale = L.Constant(L.DoubleType(), float(scale))
     kern = _chunk(ectx, cdtype, forward, vlen)
     slots = [src, dst, *strides, i64(0), plan, b.bitcast(scale, I64)]
     launch = ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, nn))
-    b.call(declare(ectx.module, names["release"], L.VoidType(), [PTR]), [plan])
+    ectx.host.call_planner(names["release"], L.VoidType(), [PTR], [plan])  # before the check: no leak
     ectx.fail_on_flag(launch, 6, status.OUT_OF_MEMORY)
-
-
-def _slot_cleanup(ectx: EntryCtx, slot: L.GlobalVariable, release_name: str) -> L.Function:
-    """void(): take the slot's plan out and give its reference back."""
-    fn = L.Function(ectx.module, L.FunctionType(L.VoidType(), []), name=ectx.kernel_name("fft_plan_free"))
-    fn.linkage = "internal"
-    b = L.IRBuilder(fn.append_basic_block("entry"))
-    plan_slot = b.gep(slot, [i64(0), i64(1)], source_etype=slot.value_type)
-    plan = b.atomic_rmw("xchg", plan_slot, i64(0), "acq_rel")
-    b.call(declare(ectx.module, release_name, L.VoidType(), [PTR]), [b.inttoptr(plan, PTR)])
-    b.ret_void()
-    return fn
 
 
 def _chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:

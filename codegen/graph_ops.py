@@ -29,7 +29,7 @@ from .kernels.reduce import ReduceSpec, emit_reduce
 from .llvm.cast import convert
 from .llvm.context import LowerCtx
 from .llvm.loops import alloca, elem_ptr, for_range, i64, store_scalar
-from .llvm.types import I8, PTR
+from .llvm.types import PTR
 from .split_reduce import SPLIT_KINDS, split_reduce, splittable
 
 
@@ -156,7 +156,7 @@ def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow
         ectx.call_kernel(kern, slots, total, 1, work=work)
         return
     b = ectx.builder
-    nt = ectx.options.num_threads
+    nt = ectx.host.split_ways()
     few = b.icmp_signed("<", total, i64(nt))
     big = b.icmp_signed(">=", work, i64(max(ectx.options.parallel_threshold, 1)))
     long_axis = b.icmp_signed(">=", dims[axes[0]], i64(2 * nt))
@@ -426,13 +426,7 @@ def _iota(ectx: EntryCtx, op, out):
 @entry_rule("constant")
 def _constant(ectx: EntryCtx, op, out):
     rt = op.results[0].type
-    arr = np.ascontiguousarray(np.asarray(op.attrs["value"], dtype=rt.dtype.numpy))
-    raw = arr.tobytes() or b"\0"
-    g = L.GlobalVariable(ectx.module, L.ArrayType(I8, len(raw)), name=ectx.kernel_name("const"))
-    g.global_constant = True
-    g.linkage = "internal"
-    g.align = 64
-    g.initializer = L.Constant(L.ArrayType(I8, len(raw)), bytearray(raw))
+    g = ectx.host.constant("const", np.asarray(op.attrs["value"], dtype=rt.dtype.numpy))
     shape = [i64(d) for d in rt.shape]
     return [Desc(rt.dtype, g, shape, contiguous_strides(ectx.builder, shape), tuple(rt.shape))]
 

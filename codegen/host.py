@@ -1,11 +1,24 @@
-"""The host side of a graph entry function: its status slot, its buffers and its kernel launches.
+"""The host side of a graph entry function: what it does around its kernels, behind `Host`.
 
 An entry function (codegen/entry.py) is host code that calls kernels. What the host does around
 the calls depends on the target, so it sits behind `Host`, chosen by the target's kind
-(`HOSTS[target.kind]`, see targets/kinds.py): the CPU host (`CpuHost`) keeps the status in a stack
-slot, allocates intermediates with aligned_alloc, and runs kernels on the calling thread or on the
-module's thread pool (kernels/parallel.py). A GPU host would allocate device memory, launch the
-kernels and read a device status word back, reusing the same per-element kernel bodies.
+(`HOSTS[target.kind]`, see targets/kinds.py). The host covers:
+
+- the status slot (`set_status`, returned at `finish`);
+- the entry's buffers (`alloc`, `free`, all freed at `finish`);
+- kernel launches (`launch`, `read_arg` for the kernels' error slots) and the split count of
+  reductions cut into parallel chunks (`split_ways`);
+- read-only tables the kernels read, e.g. FFT plans, twiddles, Bluestein chirps (`constant`);
+- scratch memory a kernel takes per chunk of its range (`scratch`, `free_scratch`);
+- FFT plans built at run time: a cache slot per call site, given back when a library is unloaded
+  (`plan_slot`), and host calls into the FFT kernel module's planner (`call_planner`);
+- the names of the module-level objects an entry owns (`symbol`: kernels, tables, slots).
+
+The CPU host (`CpuHost`) keeps the status in a stack slot, allocates with aligned_alloc, bakes
+tables into the module as internal constants, and runs kernels on the calling thread or on the
+module's thread pool (kernels/parallel.py). A GPU host would allocate device memory, upload the
+tables, launch the kernels and read a device status word back, reusing the same per-element and
+per-transform kernel bodies.
 
 Kernels are `void k(ptr args, i64 begin, i64 end)` over a flat range (kernels/common.py); a launch
 stores the argument block and runs [0, total). Kernels report errors into slots of their argument
@@ -16,12 +29,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from llvmlite import ir as L
 
 from .kernels.parallel import parallel_for
 from .llvm.context import declare
 from .llvm.loops import alloca, i64
-from .llvm.types import I32, I64, PTR
+from .llvm.types import I8, I32, I64, PTR, VOID
+from .llvm.unload import on_unload
 from .options import CodegenOptions, library_threads_symbol
 from .targets.base import Target
 
@@ -49,6 +64,14 @@ class Host:
                  builder: L.IRBuilder, alloca_builder: L.IRBuilder, cleanup: L.Block):
         self.module, self.target, self.options, self.fn = module, target, options, fn
         self.builder, self.alloca_builder, self.cleanup = builder, alloca_builder, cleanup
+        self.n_symbols = 0
+
+    # --- names ----------------------------------------------------------------------------------
+    def symbol(self, what: str) -> str:
+        """A fresh module-level name for something this entry owns (a kernel, a table, a slot):
+        `ENTRY.{what}{k}`, one count per entry so that names never collide."""
+        self.n_symbols += 1
+        return f"{self.fn.name}.{what}{self.n_symbols}"
 
     # --- status ---------------------------------------------------------------------------------
     def set_status(self, code: int) -> None:
@@ -83,6 +106,37 @@ class Host:
     def read_arg(self, launch: Launch, k: int) -> L.Value:
         raise NotImplementedError
 
+    def split_ways(self) -> int:
+        """How many parallel chunks a split reduction cuts its outermost reduced axis into (fixed
+        when the code is built, so results never depend on the run-time thread count); 1: never."""
+        raise NotImplementedError
+
+    # --- what kernels read and use ----------------------------------------------------------------
+    def constant(self, what: str, arr: np.ndarray) -> L.Value:
+        """A read-only table the kernels read (`arr`'s bytes, C order), named after `what`; returns
+        its address as the kernels see it."""
+        raise NotImplementedError
+
+    def scratch(self, b: L.IRBuilder, nbytes: int) -> tuple[L.Value, L.Value]:
+        """`nbytes` of scratch memory for one chunk of a kernel, emitted by the kernel's builder
+        `b`: (pointer, i1 failed); the chunk gives it back with `free_scratch`."""
+        raise NotImplementedError
+
+    def free_scratch(self, b: L.IRBuilder, p: L.Value) -> None:
+        raise NotImplementedError
+
+    # --- plans built at run time --------------------------------------------------------------------
+    def plan_slot(self, release: str, what: str = "fft_plan") -> L.Value:
+        """The plan cache slot of one call site (16 zeroed bytes: a spin lock and a plan, as the
+        planner's `get` uses them, codegen/fft/planner.py); `release` (void(ptr)) gives a plan's
+        reference back, which a library does for the slot's plan when it is unloaded."""
+        raise NotImplementedError
+
+    def call_planner(self, name: str, ret: L.Type, argtypes: list, args: list) -> L.Value:
+        """Call `name`, a host-side entry of an FFT kernel module's planner (plan get / release, the
+        real passes' root table), at the builder's position; returns its result."""
+        raise NotImplementedError
+
     # --- the end ------------------------------------------------------------------------------
     def finish(self) -> None:
         """Fill `cleanup`: release what is left and return the status."""
@@ -92,7 +146,8 @@ class Host:
 class CpuHost(Host):
     """The CPU host: status in a stack slot, aligned_alloc'ed buffers in stack slots (null until
     allocated, so cleanup frees exactly the live ones), kernels on the calling thread or, when the
-    work reaches the parallel threshold, on the module's pthread pool."""
+    work reaches the parallel threshold, on the module's pthread pool; tables are internal
+    constants, kernel scratch is aligned_alloc'ed per chunk, plan slots are internal globals."""
 
     # the kernels' loop skeleton this host launches: `void k(args, begin, end)` walking rows of
     # SIMD vectors with one masked tail, any sub-range on any thread (kernels/elementwise.py)
@@ -166,6 +221,51 @@ class CpuHost(Host):
     def read_arg(self, launch: Launch, k: int) -> L.Value:
         b = self.builder
         return b.load(b.gep(launch.args, [i64(k)], source_etype=I64), typ=I64)
+
+    def split_ways(self) -> int:
+        return self.options.num_threads  # the build-time count (a library's run-time one may differ)
+
+    def constant(self, what: str, arr: np.ndarray) -> L.Value:
+        raw = np.ascontiguousarray(arr).tobytes() or b"\0"  # a global needs a non-empty type
+        t = L.ArrayType(I8, len(raw))
+        g = L.GlobalVariable(self.module, t, name=self.symbol(what))
+        g.global_constant = True
+        g.linkage = "internal"
+        g.align = 64  # cache-line aligned, as the entry's buffers (`alloc`)
+        g.initializer = L.Constant(t, bytearray(raw))
+        return g
+
+    def scratch(self, b: L.IRBuilder, nbytes: int) -> tuple[L.Value, L.Value]:
+        # malloc'ed by each chunk, whatever thread runs it: chunks need no shared pool
+        aligned_alloc = declare(self.module, "aligned_alloc", PTR, [I64, I64])
+        p = b.call(aligned_alloc, [i64(64), i64(-(-nbytes // 64) * 64)])  # see codegen/fft/module.py
+        return p, b.icmp_unsigned("==", p, L.Constant(PTR, None))
+
+    def free_scratch(self, b: L.IRBuilder, p: L.Value) -> None:
+        b.call(self._free, [p])
+
+    def plan_slot(self, release: str, what: str = "fft_plan") -> L.Value:
+        t = L.ArrayType(I64, 2)
+        slot = L.GlobalVariable(self.module, t, name=self.symbol(f"{what}_slot"))
+        slot.linkage = "internal"
+        slot.initializer = L.Constant(t, [0, 0])
+        if self.options.library:  # the JIT never unloads code: its slots live as long as the process
+            on_unload(self.module, self._slot_cleanup(slot, release, what))
+        return slot
+
+    def _slot_cleanup(self, slot: L.GlobalVariable, release: str, what: str) -> L.Function:
+        """void(): take the slot's plan out and give its reference back."""
+        fn = L.Function(self.module, L.FunctionType(VOID, []), name=self.symbol(f"{what}_free"))
+        fn.linkage = "internal"
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        plan_slot = b.gep(slot, [i64(0), i64(1)], source_etype=slot.value_type)
+        plan = b.atomic_rmw("xchg", plan_slot, i64(0), "acq_rel")
+        b.call(declare(self.module, release, VOID, [PTR]), [b.inttoptr(plan, PTR)])
+        b.ret_void()
+        return fn
+
+    def call_planner(self, name: str, ret: L.Type, argtypes: list, args: list) -> L.Value:
+        return self.builder.call(declare(self.module, name, ret, argtypes), args)
 
     def num_threads(self) -> L.Value | None:
         """The thread count for parallel_for: a constant (JIT), the library's run-time setting

@@ -1,11 +1,11 @@
 """Threaded reductions with few outputs (e.g. a full sum): split the outermost reduced axis.
 
-When the outputs are fewer than the threads but the work is large, each of T = num_threads chunks
-of the outermost reduced axis is reduced into its own row of a (T, kept...) partials buffer (in
-parallel, by a wrapper that patches the argument block per chunk and calls the ordinary reduce
-kernel), then the partials are reduced over their first axis (by the caller, graph_ops.run_reduce,
-with SPLIT_KINDS[kind]). For a fixed thread count the result is deterministic; float sums differ
-from the serial order only by reassociation.
+When the outputs are fewer than the threads but the work is large, each of T chunks (the host's
+`split_ways`: the thread count on the CPU) of the outermost reduced axis is reduced into its own
+row of a (T, kept...) partials buffer (in parallel, by a wrapper that patches the argument block
+per chunk and calls the ordinary reduce kernel), then the partials are reduced over their first
+axis (by the caller, graph_ops.run_reduce, with SPLIT_KINDS[kind]). For a fixed T the result is
+deterministic; float sums differ from the serial order only by reassociation.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class _Dynamic:
 
 
 def splittable(ectx: EntryCtx, kind: str, axes: tuple) -> bool:
-    return ectx.options.num_threads > 1 and kind in SPLIT_KINDS and bool(axes)
+    return ectx.host.split_ways() > 1 and kind in SPLIT_KINDS and bool(axes)
 
 
 def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list) -> Desc:
@@ -45,7 +45,7 @@ def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list)
     b = ectx.builder
     shape, axes = spec.shape, spec.axes
     r, a0 = len(shape), axes[0]
-    nt = ectx.options.num_threads
+    nt = ectx.host.split_ways()
     kept = [k for k in range(r) if k not in axes]
     kshape = list(shape)
     kshape[a0] = _Dynamic()

@@ -1,9 +1,10 @@
 """runtime's native helpers as LLVM IR, built with llvmlite's IRBuilder from ir/abi_slots.py.
 
 - `aot_call_checked` / `aot_call_strided` (ir.abi_slots.CHECKED_CALL / STRIDED_CALL): the hot path
-  of a compiled function passes id() of each array and one context block; the helper checks the
-  arrays' type, dtype, rank, alignment (and, checked, dims and strides) against the block and
-  calls the entry with their data pointers (cffi converts each argument: two are faster than many).
+  of a compiled function, as Python builtins (METH_FASTCALL: the interpreter hands over the array
+  objects themselves, with no argument conversion); the helper checks the arrays' type, dtype,
+  rank, alignment (and, checked, dims and strides) against its context block and calls the entry
+  with their data pointers, releasing the GIL around large work.
 - `aot_fft_thunk_{kind}_{precision}` (ir.abi_slots.FFT_THUNK): aot.fft's eager fast path, the
   kernel call and its real pre/post pass from one prepared block and two arrays.
 
@@ -23,34 +24,44 @@ from ir import abi_slots as S
 
 def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
     """The module of aot_call_checked (or, `strided`, aot_call_strided) for an array struct whose
-    fields (ir.abi_slots.ARRAY_FIELDS) are at `offsets` bytes."""
+    fields (ir.abi_slots.ARRAY_FIELDS) are at `offsets` bytes: a METH_FASTCALL builtin's function."""
     from llvmlite import ir as L
 
+    from .kernels.parallel import as_callee
     from .llvm.loops import alloca
     from .llvm.types import I1, I32, I64, PTR
 
     table = S.STRIDED_CALL if strided else S.CHECKED_CALL
     mod = L.Module(name=table.symbol)
-    fn = L.Function(mod, L.FunctionType(I32, [PTR, PTR]), name=table.symbol)
-    ctx, objs = fn.args
-    ctx.name, objs.name = "ctx", "objs"
+    fn = L.Function(mod, L.FunctionType(PTR, [PTR, PTR, I64]), name=table.symbol)
+    this, objs, nargs = fn.args
+    this.name, objs.name, nargs.name = "self", "args", "nargs"
     blocks = {n: fn.append_basic_block(n) for n in
-              ("entry", "head", "body", "check", "fields", "dims", "khead", "kbody", "knext", "kdone", "store",
-               "next", "bad", "call")}
+              ("entry", "setup", "head", "body", "check", "fields", "dims", "khead", "kbody", "knext", "kdone",
+               "store", "next", "bad", "call", "release", "hold", "done")}
     b = L.IRBuilder(blocks["entry"])
 
     def c(v: int):
         return L.Constant(I64, v)
 
+    def field(o, name, typ):  # the array struct's field, at its probed offset
+        return b.load(b.gep(o, [c(offsets[name])], source_etype=L.IntType(8)), typ=typ, name=name)
+
+    ctx = field(this, "data", PTR)  # self: the int64 ndarray holding the context block
+
     def slot(index, typ=I64, name=""):  # ctx[index]
         return b.load(b.gep(ctx, [index if isinstance(index, L.Value) else c(index)], source_etype=I64), typ=typ,
                       name=name)
 
-    def field(o, name, typ):  # the array struct's field, at its probed offset
-        return b.load(b.gep(o, [c(offsets[name])], source_etype=L.IntType(8)), typ=typ, name=name)
+    def result(rc):  # PyLong_FromLong(rc): the builtin's return value
+        return b.call(as_callee(slot(H.py_long, PTR), L.FunctionType(PTR, [I64])), [rc], name="result")
 
     H, F = table.header, table.fields
-    entry, n = slot(H.entry, PTR, "fn"), slot(H.n_objects, name="n")
+    n = slot(H.n_objects, name="n")
+    b.cbranch(b.icmp_signed("==", nargs, n), blocks["setup"], blocks["bad"])
+
+    b.position_at_end(blocks["setup"])
+    entry = slot(H.entry, PTR, "fn")
     n_meta = slot(H.n_meta, name="n_meta") if strided else None
     data = alloca(b, PTR, n, name="data")
     meta = alloca(b, I64, n_meta, name="meta") if strided else slot(H.meta, PTR, "meta")
@@ -58,12 +69,13 @@ def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
     b.branch(blocks["head"])
 
     b.position_at_end(blocks["head"])
-    i, pos = b.phi(I64, "i"), b.phi(I64, "pos")
-    i.add_incoming(c(0), blocks["entry"])
-    pos.add_incoming(c(len(H)), blocks["entry"])
+    i, pos, work = b.phi(I64, "i"), b.phi(I64, "pos"), b.phi(I64, "work")  # work: the largest size so far
+    i.add_incoming(c(0), blocks["setup"])
+    pos.add_incoming(c(len(H)), blocks["setup"])
+    work.add_incoming(c(0), blocks["setup"])
     if strided:
         mpos = b.phi(I64, "mpos")
-        mpos.add_incoming(c(0), blocks["entry"])
+        mpos.add_incoming(c(0), blocks["setup"])
     b.cbranch(b.icmp_signed("<", i, n), blocks["body"], blocks["call"])
 
     b.position_at_end(blocks["body"])
@@ -97,8 +109,9 @@ def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
     b.branch(blocks["khead"])
 
     b.position_at_end(blocks["khead"])
-    k = b.phi(I64, "k")
+    k, size = b.phi(I64, "k"), b.phi(I64, "size")
     k.add_incoming(c(0), blocks["dims"])
+    size.add_incoming(c(1), blocks["dims"])
     b.cbranch(b.icmp_signed("<", k, nd), blocks["kbody"], blocks["kdone"])
 
     b.position_at_end(blocks["kbody"])
@@ -117,35 +130,57 @@ def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
         b.cbranch(same, blocks["knext"], blocks["bad"])
         b.position_at_end(blocks["knext"])
     k.add_incoming(b.add(k, c(1), name="k1"), blocks["knext"])
+    size.add_incoming(b.mul(size, dk, name="size1"), blocks["knext"])
     b.branch(blocks["khead"])
 
     b.position_at_end(blocks["kdone"])
+    larger = b.select(b.icmp_signed(">", size, work), size, work, name="larger")
     if strided:
         b.branch(blocks["store"])
         b.position_at_end(blocks["store"])
-        next_pos = b.add(pos, c(len(F)))
+        next_pos, next_work = b.add(pos, c(len(F))), larger
         mpos.add_incoming(b.add(mpos, b.mul(nd, c(2))), blocks["next"])
     else:
         after = b.add(base, b.mul(nd, c(2)), name="posc")
         b.branch(blocks["store"])
         b.position_at_end(blocks["store"])
-        next_pos = b.phi(I64, "pos1")
+        next_pos, next_work = b.phi(I64, "pos1"), b.phi(I64, "work1")
         next_pos.add_incoming(pos, blocks["body"])
         next_pos.add_incoming(after, blocks["kdone"])
+        next_work.add_incoming(work, blocks["body"])
+        next_work.add_incoming(larger, blocks["kdone"])
     b.store(field(o, "data", PTR), b.gep(data, [i], source_etype=PTR))
     b.branch(blocks["next"])
 
     b.position_at_end(blocks["next"])
     i.add_incoming(b.add(i, c(1), name="i1"), blocks["next"])
     pos.add_incoming(next_pos, blocks["next"])
+    work.add_incoming(next_work, blocks["next"])
     b.branch(blocks["head"])
 
     b.position_at_end(blocks["bad"])
-    b.ret(L.Constant(I32, -1))
-    b.position_at_end(blocks["call"])
-    from .kernels.parallel import as_callee
+    b.ret(result(c(-1)))
 
-    b.ret(b.call(as_callee(entry, L.FunctionType(I32, [PTR, PTR])), [data, meta], name="rc"))
+    # the entry, with the GIL released when the work is large enough to let other threads run
+    b.position_at_end(blocks["call"])
+    entry_type = L.FunctionType(I32, [PTR, PTR])
+    save = slot(H.save_thread, PTR, "save")
+    big = b.icmp_signed(">=", work, slot(H.gil_elements, name="gil_elements"))
+    release = b.and_(b.icmp_unsigned("!=", save, L.Constant(PTR, None)), big)
+    b.cbranch(release, blocks["release"], blocks["hold"])
+    b.position_at_end(blocks["release"])
+    state = b.call(as_callee(save, L.FunctionType(PTR, [])), [], name="state")
+    rc_free = b.call(as_callee(entry, entry_type), [data, meta], name="rc_free")
+    b.call(as_callee(slot(H.restore_thread, PTR), L.FunctionType(L.VoidType(), [PTR])), [state])
+    b.branch(blocks["done"])
+    b.position_at_end(blocks["hold"])
+    rc_held = b.call(as_callee(entry, entry_type), [data, meta], name="rc_held")
+    b.branch(blocks["done"])
+    b.position_at_end(blocks["done"])
+    rc = b.phi(I32, "rc")
+    rc.add_incoming(rc_free, blocks["release"])
+    rc.add_incoming(rc_held, blocks["hold"])
+    b.ret(result(b.sext(rc, I64)))
     return str(mod)
 
 

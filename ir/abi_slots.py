@@ -61,24 +61,32 @@ class ObjectTable:
 ARRAY_FIELDS = ("type", "data", "nd", "dims", "strides", "descr", "flags")
 NPY_ARRAY_ALIGNED = 0x100
 
-# int32 aot_call_checked(ctx, objs) for static signatures: objs holds the n_objects arrays (inputs,
-# then outputs); the first n_inputs must be aligned ndarrays (type == ndarray_type) whose descr,
-# rank, dims and byte strides equal their record's (else -1: the caller's general path); then
-# entry(data pointers, meta). Records: the inputs only.
+# The call trampolines are Python builtins (METH_FASTCALL): `PyObject *f(self, args, nargs)`, with
+# `self` an int64 ndarray holding the context block below and `args` the nargs arrays (inputs, then
+# the outputs the caller allocated). They return a Python int: the entry's status, or -1 when an
+# argument is not what the context describes (the caller then takes its general path). Header slots
+# both share: `py_long` (PyLong_FromLong, which makes the result), `save_thread`/`restore_thread`
+# (PyEval_SaveThread/RestoreThread: the GIL is released around the entry when it is not 0 and some
+# argument has at least `gil_elements` elements).
+PY_HEADER = ("py_long", "save_thread", "restore_thread", "gil_elements")
+
+# aot_call_checked for static signatures: nargs == n_objects, the first n_inputs must be aligned
+# ndarrays (type == ndarray_type) whose descr, rank, dims and byte strides equal their record's;
+# then entry(data pointers, meta). Records: the inputs only.
 CHECKED_CALL = ObjectTable(
     "aot_call_checked",
-    Slots(("entry", "n_objects", "meta", "ndarray_type", "n_inputs")),
+    Slots(("entry", "n_objects", "meta", "ndarray_type", "n_inputs", *PY_HEADER)),
     Slots(("descr", "rank")),
     shaped=True,
 )
 
-# int32 aot_call_strided(ctx, objs) for symbolic signatures: every object (inputs and outputs)
-# has a record; checks type, rank, alignment and (inputs; descr 0 for outputs) descr, then builds
-# data and meta (dims, strides in elements: -1 when a stride is not a multiple of itemsize) from
-# the arrays and calls entry(data, meta) with n_meta meta slots.
+# aot_call_strided for symbolic signatures: every object (inputs and outputs) has a record; checks
+# type, rank, alignment and (inputs; descr 0 for outputs) descr, then builds data and meta (dims,
+# strides in elements; a stride that is not a multiple of itemsize fails the check) from the arrays
+# and calls entry(data, meta) with n_meta meta slots.
 STRIDED_CALL = ObjectTable(
     "aot_call_strided",
-    Slots(("entry", "n_objects", "n_meta", "ndarray_type", "n_inputs")),
+    Slots(("entry", "n_objects", "n_meta", "ndarray_type", "n_inputs", *PY_HEADER)),
     Slots(("descr", "rank", "itemsize")),
     shaped=False,
 )

@@ -31,7 +31,8 @@ class LibraryStatus:
 class EntryStatus:
     """A non-zero return code of a graph entry function.
 
-    python_error: the builtin exception class the JIT raises (as a runtime.Native* subclass).
+    python_error: the builtin exception class the JIT raises (as a runtime.Native* subclass), or
+    "LinAlgError" for numpy.linalg.LinAlgError.
     message: its text; `own_message`: the text is Python's or numpy's own and raised as is, else
     it follows the function's name ("NAME: message").
     library: the LibraryStatus name a library returns for it, with `library_message` as its
@@ -55,6 +56,8 @@ LIBRARY = (
     LibraryStatus(3, "OUT_OF_MEMORY", "an intermediate buffer could not be allocated"),
     LibraryStatus(4, "INDEX_OUT_OF_RANGE", "an index read from an input is out of range"),
     LibraryStatus(5, "INTERNAL", "the generated code returned an unknown status"),
+    LibraryStatus(6, "LINALG_ERROR", "a matrix is singular or not positive definite, or a decomposition "
+                  "does not converge (numpy's LinAlgError)"),
 )
 
 ENTRY = (
@@ -66,6 +69,41 @@ ENTRY = (
                 "INVALID_ARGUMENT", "integers to negative integer powers are not allowed"),
     EntryStatus(4, "ZERO_DIVISION", "ZeroDivisionError", "division by zero",
                 "INVALID_ARGUMENT", "a size expression divides by zero"),
+    # a maximum/minimum of a masked selection (x[mask].max()) that selected nothing
+    EntryStatus(5, "EMPTY_MAXIMUM", "ValueError", "zero-size array to reduction operation maximum which has no "
+                "identity", "INVALID_ARGUMENT", "a maximum over an empty selection"),
+    EntryStatus(6, "EMPTY_MINIMUM", "ValueError", "zero-size array to reduction operation minimum which has no "
+                "identity", "INVALID_ARGUMENT", "a minimum over an empty selection"),
+    # checks of the everyday numpy functions (aot/ops/checks.py raise_if, aot/ops/scatter.py bincount)
+    EntryStatus(7, "ALL_NAN_SLICE", "ValueError", "All-NaN slice encountered",
+                "INVALID_ARGUMENT", "an all-NaN slice has no nanargmax/nanargmin"),
+    EntryStatus(8, "WEIGHTS_SUM_TO_ZERO", "ZeroDivisionError", "Weights sum to zero, can't be normalized",
+                "INVALID_ARGUMENT", "the weights of an average sum to zero"),
+    EntryStatus(9, "BINCOUNT_NEGATIVE", "ValueError", "'list' argument must have no negative elements",
+                "INVALID_ARGUMENT", "a bincount input is negative"),
+    EntryStatus(10, "BINCOUNT_TOO_LARGE", "ValueError", "bincount: an input value is >= minlength (compiled "
+                "code takes minlength as the static output length, so every value must be below it)",
+                "INVALID_ARGUMENT", "a bincount input is not below minlength"),
+    EntryStatus(11, "RANGE_NOT_FINITE", "ValueError", "autodetected range of the data is not finite (it holds "
+                "nan or inf)", "INVALID_ARGUMENT", "the autodetected histogram range is not finite"),
+    EntryStatus(12, "TOO_MANY_BINS", "ValueError", "Too many bins for data range. Cannot create the requested "
+                "number of finite-sized bins.", "INVALID_ARGUMENT", "too many bins for the data range"),
+    EntryStatus(13, "BINS_NOT_MONOTONIC", "ValueError", "`bins` must increase monotonically, when an array",
+                "INVALID_ARGUMENT", "histogram bin edges do not increase monotonically"),
+    EntryStatus(14, "UNRAVEL_OUT_OF_BOUNDS", "ValueError", "index is out of bounds for the size of the array "
+                "np.unravel_index unravels into", "INVALID_ARGUMENT", "an index to unravel is out of bounds"),
+    EntryStatus(15, "INVALID_COORDINATES", "ValueError", "invalid entry in coordinates array",
+                "INVALID_ARGUMENT", "invalid entry in coordinates array"),
+    # numpy.linalg's errors (aot/ops/linalg_kernels.py): numpy.linalg.LinAlgError, not a builtin
+    EntryStatus(20, "SINGULAR_MATRIX", "LinAlgError", "Singular matrix", "LINALG_ERROR", "Singular matrix"),
+    EntryStatus(21, "NOT_POSITIVE_DEFINITE", "LinAlgError", "Matrix is not positive definite",
+                "LINALG_ERROR", "Matrix is not positive definite"),
+    EntryStatus(22, "SVD_NO_CONVERGENCE", "LinAlgError", "SVD did not converge", "LINALG_ERROR",
+                "SVD did not converge"),
+    EntryStatus(23, "LSTSQ_NO_CONVERGENCE", "LinAlgError", "SVD did not converge in Linear Least Squares",
+                "LINALG_ERROR", "SVD did not converge in Linear Least Squares"),
+    EntryStatus(24, "EIGH_NO_CONVERGENCE", "LinAlgError", "Eigenvalues did not converge", "LINALG_ERROR",
+                "Eigenvalues did not converge"),
 )
 
 # derived views
@@ -80,6 +118,11 @@ OUT_OF_MEMORY = _ENTRY_CODE["OUT_OF_MEMORY"]
 INDEX_OUT_OF_RANGE = _ENTRY_CODE["INDEX_OUT_OF_RANGE"]
 NEGATIVE_POWER = _ENTRY_CODE["NEGATIVE_POWER"]
 ZERO_DIVISION = _ENTRY_CODE["ZERO_DIVISION"]
+SINGULAR_MATRIX = _ENTRY_CODE["SINGULAR_MATRIX"]
+NOT_POSITIVE_DEFINITE = _ENTRY_CODE["NOT_POSITIVE_DEFINITE"]
+SVD_NO_CONVERGENCE = _ENTRY_CODE["SVD_NO_CONVERGENCE"]
+LSTSQ_NO_CONVERGENCE = _ENTRY_CODE["LSTSQ_NO_CONVERGENCE"]
+EIGH_NO_CONVERGENCE = _ENTRY_CODE["EIGH_NO_CONVERGENCE"]
 
 
 def library_code(entry_code: int) -> int:

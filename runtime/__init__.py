@@ -16,7 +16,6 @@ from ir import status
 from .buffers import (
     ARRAY_LAYOUT,
     ENTRY_TYPE,
-    TRAMPOLINE_TYPE,
     ArgPacker,
     ArgSpec,
     Signature,
@@ -48,9 +47,15 @@ class NativeIndexError(NativeError, IndexError):
     """Generated code found an index out of bounds (numpy's IndexError of np.take and indexing)."""
 
 
+class NativeLinAlgError(NativeError, np.linalg.LinAlgError):
+    """numpy's LinAlgError: a singular matrix (inv, solve), one not positive definite (cholesky), an
+    SVD or eigenproblem that does not converge (a NaN in svd's input, lstsq's NaN or infinity)."""
+
+
 # the Python exception class (ir/status.py EntryStatus.python_error) -> the one raised
 _NATIVE_ERRORS = {"MemoryError": NativeMemoryError, "IndexError": NativeIndexError,
-                  "ValueError": NativeValueError, "ZeroDivisionError": NativeZeroDivisionError}
+                  "ValueError": NativeValueError, "ZeroDivisionError": NativeZeroDivisionError,
+                  "LinAlgError": NativeLinAlgError}
 
 
 def native_error(name: str, rc: int) -> NativeError:
@@ -108,8 +113,7 @@ class JitFunction:
             return None
         from .jit import array_trampoline
 
-        addr = array_trampoline(ARRAY_LAYOUT, strided, self._helpers)
-        return None if addr is None else function_at(TRAMPOLINE_TYPE, addr)
+        return array_trampoline(ARRAY_LAYOUT, strided, self._helpers)
 
     def fast_function(self, unwrap: bool, guard=None):
         """A `fast` returning one array (`unwrap`, one output) or a tuple. Static signatures check

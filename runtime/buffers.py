@@ -7,6 +7,7 @@ binds symbols, allocates outputs and writes a handful of integers.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import operator
 import sys
@@ -23,13 +24,42 @@ _INTPTR_PTR = _cffi.new_pointer_type(_INTPTR)
 _I64_ARRAY = _cffi.new_array_type(_I64_PTR, None)
 # int32 entry(void **data, int64 *meta): data pointers are passed as integers
 ENTRY_TYPE = _cffi.new_function_type((_INTPTR_PTR, _I64_PTR), _I32, 0)
-# int32 aot_call_checked(int64 *ctx, intptr *objs)
-TRAMPOLINE_TYPE = _cffi.new_function_type((_I64_PTR, _INTPTR_PTR), _I32, 0)
 
 
 def function_at(ctype, address: int):
-    """A callable cffi function pointer of type `ctype` (ENTRY_TYPE, TRAMPOLINE_TYPE) at `address`."""
+    """A callable cffi function pointer of type `ctype` (ENTRY_TYPE) at `address`."""
     return _cffi.cast(ctype, address)
+
+
+class _MethodDef(ctypes.Structure):  # CPython's PyMethodDef
+    _fields_ = [("name", ctypes.c_char_p), ("meth", ctypes.c_void_p), ("flags", ctypes.c_int),
+                ("doc", ctypes.c_char_p)]
+
+
+_METH_FASTCALL = 0x80
+_method_defs: dict[tuple[int, str], _MethodDef] = {}  # kept for the process: builtins point at them
+_new_builtin = ctypes.pythonapi.PyCFunction_NewEx
+_new_builtin.restype, _new_builtin.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+
+
+def builtin_at(address: int, name: str, this: np.ndarray):
+    """A Python builtin calling the METH_FASTCALL function at `address` with `this` as its self
+    (runtime.jit.array_trampoline's helpers: `this` is their int64 context block)."""
+    key = (address, name)
+    if key not in _method_defs:
+        _method_defs[key] = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
+    return _new_builtin(ctypes.addressof(_method_defs[key]), this, None)
+
+
+def _c_api(name: str) -> int:
+    return ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value
+
+
+# the trampolines' ir.abi_slots.PY_HEADER slots: the C API they call; the GIL is released around
+# entries with at least this many elements in some argument (numpy's ufunc loops: 500)
+GIL_ELEMENTS = 1024
+PY_HEADER_SLOTS = {"py_long": _c_api("PyLong_FromLong"), "save_thread": _c_api("PyEval_SaveThread"),
+                   "restore_thread": _c_api("PyEval_RestoreThread"), "gil_elements": GIL_ELEMENTS}
 
 
 def int64_array(values: list[int]):
@@ -63,8 +93,6 @@ def _probe_array_layout() -> tuple[tuple[str, int], ...] | None:
     on two arrays of this process (the pointer fields only after every plain field matched, so a
     different layout is never dereferenced); None when they do not match (the hot path then checks
     arrays in Python)."""
-    import ctypes
-
     off = dict(_NUMPY_LAYOUT)
     if ctypes.sizeof(ctypes.c_void_p) != 8:
         return None
@@ -189,9 +217,10 @@ class ArgPacker:
         outs = [f"a{i}" for i in range(n_in, len(specs))]
         if trampoline is not None and ARRAY_LAYOUT is not None:
             meta_addr = int(_cffi.cast(_INTPTR, self.meta))  # env["meta"] keeps it alive
-            env["call"], env["ctx"] = trampoline, int64_array(self._checked_context(entry, meta_addr))
-            ids = ", ".join([f"id(A[{i}])" for i in range(n_in)] + [f"id({o})" for o in outs])
-            lines.append(f"    rc = call(ctx, [{ids}])")
+            ctx = np.array(self._checked_context(entry, meta_addr), np.int64)
+            env["call"] = builtin_at(trampoline, f"{self.sig.name}_checked", ctx)
+            objs = ", ".join([f"A[{i}]" for i in range(n_in)] + outs)
+            lines.append(f"    rc = call({objs})")
             lines.append("    if rc:")
             lines.append("        if rc < 0: return None")
             lines.append("        fail(rc)")
@@ -215,7 +244,8 @@ class ArgPacker:
 
     def strided_fast_function(self, entry: int, trampoline, fail, unwrap: bool, guard):
         """`fast(*arrays)` for signatures with symbolic dims: `guard(arrays)` (the cache entry's
-        guards: dtypes, ranks, static dims, equal symbols, ranges) must hold; the symbols are read
+        guards: dtypes, ranks, static dims, equal symbols, ranges; inlined when it carries its
+        source, see _guard_lines) must hold; the symbols are read
         from the input shapes, the outputs allocated from the signature's size expressions, and
         `trampoline` (aot_call_strided) builds data and meta from the arrays, any strides. Returns
         None for what it cannot handle (then the caller takes the general path)."""
@@ -226,9 +256,9 @@ class ArgPacker:
                 return None
             symbols.setdefault(name, (i, k))
         funcs = {k: v for k, v in _SHAPE_FUNCS.items() if k != "__builtins__"}
-        env = {"empty": np.empty, "fail": fail, "guard": guard, "call": trampoline, **funcs}
-        lines = ["def fast(*A):", "    if not guard(A): return None"]
-        lines += [f"    {name} = A[{i}].shape[{k}]" for name, (i, k) in symbols.items()]
+        env = {"empty": np.empty, "fail": fail, "guard": guard, **funcs}
+        lines = ["def fast(*L):", *self._guard_lines(guard, env)]
+        lines += [f"    {name} = L[{i}].shape[{k}]" for name, (i, k) in symbols.items()]
         for j, s in enumerate(sig.outputs):
             dims = []
             for d in s.shape:
@@ -238,23 +268,36 @@ class ArgPacker:
                 code = compile(str(d), "<shape>", "eval")
                 if not set(code.co_names) <= set(symbols) | set(funcs):
                     return None
-                dims.append(f"int({d})")
+                dims.append(str(d) if str(d) in symbols else f"int({d})")
             env[f"dt{j}"] = np.dtype(s.dtype)
             lines.append(f"    o{j} = empty(({', '.join(dims)}{',' if len(dims) == 1 else ''}), dt{j})")
         from ir.abi_slots import STRIDED_CALL
 
         records = [{"descr": id(np.dtype(s.dtype)) if n < n_in else 0, "rank": s.rank,
                     "itemsize": self.itemsizes[n]} for n, s in enumerate(sig.inputs + sig.outputs)]
-        env["ctx"] = int64_array(STRIDED_CALL.pack(records, entry=entry, n_objects=self.n_data,
-                                                   n_meta=max(1, self.n_meta), ndarray_type=id(np.ndarray),
-                                                   n_inputs=n_in))
+        ctx = np.array(STRIDED_CALL.pack(records, entry=entry, n_objects=self.n_data, n_meta=max(1, self.n_meta),
+                                         ndarray_type=id(np.ndarray), n_inputs=n_in, **PY_HEADER_SLOTS), np.int64)
+        env["call"] = builtin_at(trampoline, f"{sig.name}_strided", ctx)
         outs = [f"o{j}" for j in range(len(sig.outputs))]
-        ids = ", ".join([f"id(A[{i}])" for i in range(n_in)] + [f"id({o})" for o in outs])
-        lines += [f"    rc = call(ctx, [{ids}])", "    if rc:", "        if rc < 0: return None",
+        objs = ", ".join([f"L[{i}]" for i in range(n_in)] + outs)
+        lines += [f"    rc = call({objs})", "    if rc:", "        if rc < 0: return None",
                   "        fail(rc)"]
         lines.append(f"    return {outs[0]}" if unwrap and len(outs) == 1 else f"    return ({', '.join(outs)},)")
         exec(compile("\n".join(lines), f"<strided fast call {sig.name}>", "exec"), env)
         return env["fast"]
+
+    @staticmethod
+    def _guard_lines(guard, env: dict) -> list[str]:
+        """The fast function's first lines: call `guard(L)`, or, when it carries `inline` = (Python
+        conditions over the arguments L[i], the names they use), test the conditions in place
+        (a call less per call: the guard is most of a dynamic entry's Python work)."""
+        inline = getattr(guard, "inline", None)
+        if inline is None:
+            return ["    if not guard(L): return None"]
+        texts, names = inline
+        env.update({k: v for k, v in names.items() if k not in env and k != "__builtins__"})
+        return ["    try:", f"        if not ({' and '.join(texts) or 'True'}): return None",
+                "    except (IndexError, AttributeError, TypeError):", "        return None"]
 
     def _checked_context(self, entry: int, meta: int) -> list[int]:
         """aot_call_checked's context (ir.abi_slots.CHECKED_CALL): the entry, the object count, the
@@ -265,8 +308,10 @@ class ArgPacker:
         records = [{"descr": id(np.dtype(s.dtype)), "rank": len(s.shape), "dims": s.shape,
                     "strides": [x * size for x in _c_strides(s.shape)]}
                    for s, size in zip(self.sig.inputs, self.itemsizes, strict=False)]
+        large = any(math.prod(s.shape) >= GIL_ELEMENTS for s in self.sig.inputs + self.sig.outputs)
+        header = dict(PY_HEADER_SLOTS, gil_elements=0 if large else 2**62)  # static: decided here
         return CHECKED_CALL.pack(records, entry=entry, n_objects=self.n_data, meta=meta,
-                                 ndarray_type=id(np.ndarray), n_inputs=self.n_in)
+                                 ndarray_type=id(np.ndarray), n_inputs=self.n_in, **header)
 
     def check(self, args) -> dict:
         """Validate the inputs; returns the symbol bindings."""

@@ -70,6 +70,11 @@ class LibraryMemoryError(LibraryError, MemoryError):
     numpy would raise MemoryError."""
 
 
+class LibraryLinAlgError(LibraryError, np.linalg.LinAlgError):
+    """A matrix is singular or not positive definite, or a decomposition does not converge
+    (AOT_STATUS_LINALG_ERROR), where numpy raises numpy.linalg.LinAlgError."""
+
+
 @dataclass(frozen=True)
 class LibraryFiles:
     header: Path
@@ -304,6 +309,8 @@ class SharedLibrary:
             raise LibraryMemoryError(rc, msg)
         if rc == STATUS_CODE["INDEX_OUT_OF_RANGE"]:
             raise LibraryIndexError(rc, msg)
+        if rc == STATUS_CODE["LINALG_ERROR"]:
+            raise LibraryLinAlgError(rc, msg)
         raise LibraryError(rc, msg)
 
 

@@ -85,15 +85,26 @@ class CompiledFunction:
         self._lock = threading.RLock()
         self._eager_reason: str | None = None
         self._dynamic_dims: set[tuple[int, int]] = set()  # (leaf index, dim) seen to change
+        self._fast, self._fast_entry, self._fast_hits = None, None, 0  # see _hot
         functools.update_wrapper(self, fn if not self._module else type(self._module).forward)
 
     # --- calling -----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not kwargs:  # hot path: plain positional arrays, checked and unpacked natively
+        fast = self._fast  # hot path: the entry the last fast call hit, its arrays checked natively
+        if fast is not None and not kwargs:
+            out = fast(*args)
+            if out is not None:
+                self._fast_hits += 1  # added to the entry's count by _flush_hits
+                return out
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict):
+        if not kwargs:  # plain positional arrays: each entry's own fast path
             for entry in self._entries:
                 if entry.fast:
                     out = entry.fast(*args)
                     if out is not None:
+                        self._hot(entry)
                         entry.hits += 1
                         self._stats.hits += 1
                         return out
@@ -109,6 +120,17 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         with self._lock:
             return self._miss(args, kwargs, leaves, spec)
+
+    def _hot(self, entry: CacheEntry | None) -> None:
+        """Make `entry`'s fast path the one __call__ tries first (None: no entry)."""
+        self._flush_hits()
+        self._fast_entry, self._fast = entry, (entry.fast or None) if entry is not None else None
+
+    def _flush_hits(self) -> None:
+        n, self._fast_hits = self._fast_hits, 0
+        if n:
+            self._fast_entry.hits += n
+            self._stats.hits += n
 
     def _run(self, entry: CacheEntry, leaves: list):
         inputs = [leaves[i] for i in entry.input_index]
@@ -176,6 +198,8 @@ class CompiledFunction:
                 log.warning("aot.compile: the background compile of %s failed; it keeps running "
                             "eagerly", self._qualname, exc_info=job.exception())
                 return
+            if self._fast_entry is entry:
+                self._hot(None)
             self._entries[index] = dataclasses.replace(entry, runner=job.result(), fast=None, pending=None)
 
     def _compile(self, args, kwargs, leaves, spec) -> CacheEntry:
@@ -224,6 +248,7 @@ class CompiledFunction:
 
     # --- introspection -----------------------------------------------------------------------
     def cache_info(self) -> dict:
+        self._flush_hits()
         return {
             "compiles": self._stats.compiles,
             "hits": self._stats.hits,
@@ -237,6 +262,7 @@ class CompiledFunction:
 
     def reset(self) -> None:
         with self._lock:
+            self._hot(None)
             self._entries.clear()
             self._stats = CacheStats()
             self._eager_reason = None
@@ -273,7 +299,9 @@ def _fast_path(entry: CacheEntry, args: tuple, kwargs: dict, leaves: list):
     else:
         return False
     # the guards see the call's leaves only: with lifted arrays, static signatures only (guard=None)
-    fast = make(unwrap=unwrap, guard=None if entry.lifted else entry.guards.check)
+    # (the strided call checks types, dtypes and ranks natively: the guards on sizes are left)
+    guard = None if entry.lifted else (entry.guards.shape_check or entry.guards.check)
+    fast = make(unwrap=unwrap, guard=guard)
     if not fast:
         return False
     extra = entry.guards.extra_check  # guards on closure/global scalars: not implied by the arrays

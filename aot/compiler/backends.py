@@ -41,8 +41,43 @@ def lookup_backend(backend) -> Callable:
 
 @register_backend(name="eager")
 def eager(gm, example_inputs):
-    """Run the captured graph with numpy (each core op's reference implementation)."""
-    return gm.forward
+    """Run the captured graph with numpy (each core op's reference implementation); with symbolic
+    sizes, their values are read from the inputs and put into the attributes that hold them."""
+    if getattr(gm, "meta", {}).get("dynamic") is None:
+        return gm.forward
+    from ..fx.interpreter import Interpreter
+
+    env = gm.meta["dynamic"].env
+
+    class SizedInterpreter(Interpreter):
+        def run_node(self, n):
+            if n.op == "call_function":  # attributes with this call's sizes
+                args, kwargs = self.fetch_args_kwargs_from_env(n)
+                return n.target(*args, **{k: _sized(v, self.sizes, env) for k, v in kwargs.items()})
+            value = super().run_node(n)
+            if n.op == "placeholder":  # bind the symbols, as recorded and after the env's replacements
+                for d, size in zip(n.meta["val"].shape, getattr(value, "shape", ())):
+                    for e in (d, env.simplify(d)) if getattr(d, "free_symbols", None) else ():
+                        if e.is_Symbol:
+                            self.sizes[e] = size
+            return value
+
+    def run(*args):
+        interp = SizedInterpreter(gm)
+        interp.sizes = {}
+        return interp.run(*args)
+
+    return run
+
+
+def _sized(v, sizes: dict, env):
+    """An attribute with the symbols' values substituted (a size expression becomes its number)."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(_sized(x, sizes, env) for x in v)
+    if getattr(v, "free_symbols", None):
+        e = env.simplify(v).subs(sizes)
+        return int(e) if e.is_integer else float(e)
+    return v
 
 
 @register_backend(name="llvm")

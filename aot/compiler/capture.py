@@ -23,6 +23,9 @@ from ir.symbols import deciding
 from .. import frontend
 from ..frontend.core import ops as core_ops
 from ..frontend.methods import ATTRIBUTES, BINARY_OPERATORS, COMPARISON_OPERATORS, METHODS, UNARY_OPERATORS
+from ..frontend.numpy_ufunc_methods import UFUNC_METHODS, translate_ufunc_method
+from ..frontend.selection import MaskedSelection, data_dependent
+from .conversions import traced_conversions
 from ..fx import Graph, GraphModule
 
 _AOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -142,9 +145,12 @@ class TracedArray:
 
     # --- numpy protocols -----------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method != "__call__":
-            raise GraphBreak(f"np.{ufunc.__name__}.{method} is not supported in compiled code "
-                             f"(at {user_frame_summary()})")
+        if method != "__call__":  # reduce, accumulate, ...: numpy_ufunc_methods' table
+            if method not in UFUNC_METHODS:
+                raise GraphBreak(f"np.{ufunc.__name__}.{method} is not supported in compiled code "
+                                 f"(at {user_frame_summary()})")
+            return translate_ufunc_method(self.tracer, ufunc, method, *self.tracer.sizes_as_exprs(inputs),
+                                          **kwargs)
         return frontend.translate(self.tracer, ufunc, *self.tracer.sizes_as_exprs(inputs), **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -368,7 +374,7 @@ def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False, names
         _lift_module_state(tracer, module)
     targs = tree_unflatten(traced_leaves, spec)
     targs, tkwargs = targs if kwargs else (targs, {})
-    with deciding(dyn):
+    with deciding(dyn), traced_conversions(TracedArray):
         result = fn(*targs, **tkwargs)
         out_leaves, out_spec = tree_flatten(result)
         graph_outs, template = _outputs(tracer, out_leaves)
@@ -394,6 +400,8 @@ def _outputs(tracer, out_leaves):
         elif isinstance(leaf, np.ndarray):
             template.append(("graph", len(graph_outs)))
             graph_outs.append(tracer.lift(leaf).node)
+        elif isinstance(leaf, MaskedSelection):  # its length is only known at run time
+            raise GraphBreak(f"{data_dependent('returning x[mask]')} (at {user_frame_summary()})")
         elif tracer.dyn is not None and hasattr(leaf, "node"):  # a SymInt result: specialise it
             template.append(("const", tracer.dyn.specialize(tracer.dyn.expr_of(leaf))))
         else:

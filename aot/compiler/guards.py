@@ -47,6 +47,9 @@ class GuardSet:
     _singles: list = field(default_factory=list)
     names: list | None = None
     extra_check: Callable[[], bool] | None = None  # the guards not over the call's arguments
+    # the guards on sizes only, for calls whose leaves are all arrays of the right types and ranks
+    # (the native strided call checks those itself): static dims and the ShapeEnv's relations
+    shape_check: Callable[[list], bool] | None = None
 
 
 def _rename(text: str, names: list[str] | None) -> str:
@@ -77,23 +80,31 @@ def _describe_failure(text: str, leaves: list, names: list[str] | None = None) -
     return repr(leaf)
 
 
-def _leaf_guards(i: int, leaf: Any, kind, dyn_dims: set[int]) -> tuple[list[str], dict]:
-    """Guard expressions (Python source over L) for one leaf."""
+def _leaf_guards(i: int, leaf: Any, kind, dyn_dims: set[int]) -> tuple[list[str], list[str], dict]:
+    """Guard expressions (Python source over L) for one leaf: those on its type, dtype and rank,
+    those on its sizes, and its static dims."""
     if kind == "array":
         dims = {d: int(n) for d, n in enumerate(leaf.shape) if d not in dyn_dims}
         g = [f"isinstance(L[{i}], ndarray)", _dtype_guard(i, leaf.dtype)]
         if not dyn_dims:  # one tuple comparison checks the rank and every size
-            return g + [f"L[{i}].shape == {tuple(int(n) for n in leaf.shape)!r}"], dims
+            return g, [f"L[{i}].shape == {tuple(int(n) for n in leaf.shape)!r}"], dims
         g.append(f"L[{i}].ndim == {leaf.ndim}")
-        g += [f"L[{i}].shape[{d}] == {n}" for d, n in dims.items()]
-        return g, dims
+        return g, [f"L[{i}].shape[{d}] == {n}" for d, n in dims.items()], dims
     value = kind[1]
     if value is None:
-        return [f"L[{i}] is None"], {}
+        return [f"L[{i}] is None"], [], {}
     if isinstance(value, (bool, int, float, complex, str, np.generic)):
         # exact type (True is not 1, np.float64(3) is not 3.0) and value, both bound by name
-        return [f"type(L[{i}]) is TYPE{i}", f"L[{i}] == CONST{i}"], {}
-    return [f"L[{i}] is CONST{i}"], {}
+        return [f"type(L[{i}]) is TYPE{i}", f"L[{i}] == CONST{i}"], [], {}
+    return [f"L[{i}] is CONST{i}"], [], {}
+
+
+def _compile_check(name: str, texts: list[str], namespace: dict) -> tuple[str, Callable]:
+    """`name(L)`: all `texts` hold (False where one cannot be evaluated on these leaves)."""
+    source = f"def {name}(L):\n    try:\n        return (" + "\n            and ".join(texts or ["True"]) + ")\n" \
+             "    except (IndexError, AttributeError, TypeError):\n        return False\n"
+    exec(compile(source, "<aot guards>", "exec"), namespace)
+    return source, namespace[name]
 
 
 _DTYPE_NAMES = {np.dtype(t).str: f"DT_{np.dtype(t).name}" for t in
@@ -124,10 +135,11 @@ def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, 
     """One GuardSet from the capture's leaves, plus `extra` (source, readable text) guards whose
     names `env` binds. `names` are readable sources of the leaves (`L['x']`) used in the texts."""
     texts, static_dims = [f"len(L) == {len(leaves)}"], {}
-    consts = {}
+    consts, sizes = {}, []
     for i, (leaf, kind) in enumerate(zip(leaves, cap.leaf_kinds)):
-        g, dims = _leaf_guards(i, leaf, kind, cap.dynamic_dims.get(i, set()))
-        texts += g
+        g, size_guards, dims = _leaf_guards(i, leaf, kind, cap.dynamic_dims.get(i, set()))
+        texts += g + size_guards
+        sizes += size_guards
         if kind == "array":
             static_dims[i] = dims
         else:
@@ -139,20 +151,23 @@ def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, 
     shape_texts = []
     if getattr(cap, "dyn", None) is not None:  # symbolic dims: the ShapeEnv's guards, inlined
         flat = [f"L[{i}]" for i in cap.input_index]
-        texts += [t.replace(".size()[", ".shape[") for t in cap.dyn.guard_texts(flat)]
+        relations = [t.replace(".size()[", ".shape[") for t in cap.dyn.guard_texts(flat)]
+        texts += relations
+        sizes += relations
         shape_texts = cap.dyn.guard_texts()
         namespace["math"] = math
-    source = "def check(L):\n    try:\n        return (" + "\n            and ".join(texts) + ")\n" \
-             "    except (IndexError, AttributeError, TypeError):\n        return False\n"
-    exec(compile(source, "<aot guards>", "exec"), namespace)
+    source, check = _compile_check("check", texts, namespace)
     readable = [extra_readable.get(t) or _show_consts(_rename(t, names), consts) for t in texts]
     singles = [(r, eval(compile(f"lambda L: {t}", "<aot guard>", "eval"), namespace))
                for r, t in zip(readable, texts)]
     n_shape = len(shape_texts)
     shown = (readable[:-n_shape] if n_shape else readable) + shape_texts
-    gs = GuardSet(shown, namespace["check"], source, static_dims)
+    gs = GuardSet(shown, check, source, static_dims)
     gs._singles = singles
     gs.names = names
+    if all(kind == "array" for kind in cap.leaf_kinds):
+        gs.shape_check = _compile_check("shape_check", sizes, namespace)[1]
+        gs.shape_check.inline = (sizes, namespace)  # runtime's fast call may test them in place
     if extra_readable:  # closure/global scalars: checked on the native fast path too
         src = "def extra_check():\n    return (" + "\n            and ".join(extra_readable) + ")\n"
         exec(compile(src, "<aot guards>", "exec"), namespace)

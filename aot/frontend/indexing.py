@@ -11,9 +11,10 @@ import numpy as np
 from ir.symbols import current_decider, is_static
 
 from .emitter import Emitter, abstract_of
-from .numpy_shape import _bool_mask_error, expand_dims, flip, squeeze, take, transpose
+from .numpy_shape import _bool_mask_error, expand_dims, flip, reshape, squeeze, take, transpose
 from .numpy_ufuncs import emit
 from .operands import FrontendError, UnsupportedError, to_value
+from .selection import MaskedSelection
 from .shapes import dim_le, same_dim, static_int
 
 # --- slices ---------------------------------------------------------------------------------------
@@ -136,8 +137,11 @@ def _expand(em: Emitter, key: Any, rank: int) -> list[_Item]:
 # --- x[key] ---------------------------------------------------------------------------------------
 
 def getitem(em: Emitter, x: Any, key: Any):
-    """numpy basic indexing plus one integer-array index."""
+    """numpy basic indexing plus one integer-array index; a boolean mask over x's leading dims
+    selects (a MaskedSelection when the mask is traced, a take of its indices when it is known)."""
     x = to_value(em, x)
+    if _is_mask(em, key):
+        return _select(em, x, key)
     items = _expand(em, key, abstract_of(x).ndim)
     arrays = [i for i, it in enumerate(items) if it.kind == "array"]
     if len(arrays) > 1:
@@ -152,6 +156,34 @@ def getitem(em: Emitter, x: Any, key: Any):
     if arrays and not _advanced_adjacent(items):
         x = _array_dims_first(em, x, slots)
     return x
+
+
+def _is_mask(em: Emitter, key: Any) -> bool:
+    """A boolean array key: a value (traced, or an array the function captured, which is read when
+    it runs), or a known list of bools."""
+    if em.is_value(key):
+        return abstract_of(key).dtype.is_bool and abstract_of(key).ndim > 0
+    return isinstance(key, list) and np.asarray(key).dtype == np.bool_
+
+
+def _select(em: Emitter, x: Any, mask: Any):
+    """x[mask]: numpy requires the mask's shape to equal x's leading dims."""
+    known = isinstance(mask, list)
+    if known:
+        mask = np.asarray(mask)
+    shape, mshape = abstract_of(x).shape, mask.shape if known else abstract_of(mask).shape
+    if len(mshape) > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {len(mshape)} "
+                         f"were indexed")
+    for axis, (n, m) in enumerate(zip(shape, mshape)):
+        if not same_dim(n, m):
+            raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis is {n} "
+                             f"but size of corresponding boolean axis is {m}")
+    if not known:
+        return MaskedSelection(em, x, mask)
+    k = mask.ndim  # a known mask: the flat indices of its True entries, taken from x's merged leading dims
+    rows = reshape(em, x, (int(np.prod(mshape)),) + tuple(shape[k:])) if k != 1 else x
+    return take(em, rows, np.flatnonzero(mask).astype(np.int64), 0)
 
 
 def _basic_specs(items: list[_Item], shape: tuple) -> tuple[list[slice], tuple[int, ...]]:

@@ -6,10 +6,13 @@ from typing import Any
 
 import numpy as np
 
+from . import numpy_arrays as arrays
 from . import numpy_linalg as la
 from . import numpy_misc as misc
 from . import numpy_reductions as red
+from . import numpy_scans as scans
 from . import numpy_shape as shp
+from . import numpy_sorting as sorting
 from .emitter import Emitter, abstract_of
 from .indexing import getitem, setitem
 from .numpy_ufuncs import apply_ufunc, emit, np_clip
@@ -25,7 +28,7 @@ BINARY_OPERATORS: dict[str, np.ufunc] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
     "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
     "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor, "lshift": np.left_shift,
-    "rshift": np.right_shift,
+    "rshift": np.right_shift, "divmod": np.divmod,
 }
 # comparisons: Python reflects them by swapping the comparison, so they have no __r*__ form
 COMPARISON_OPERATORS: dict[str, np.ufunc] = {
@@ -167,6 +170,8 @@ def _mutating(name: str) -> Callable:
 
 
 METHODS: dict[str, Callable[..., Any]] = {
+    "cumsum": scans.np_cumsum, "cumprod": scans.np_cumprod,
+    "repeat": arrays.np_repeat, "diagonal": arrays.np_diagonal, "trace": arrays.np_trace,
     "sum": red.np_sum, "prod": red.np_prod, "max": red.np_max, "min": red.np_min, "mean": red.np_mean,
     "var": red.np_var, "std": red.np_std, "any": red.np_any, "all": red.np_all, "argmax": red.np_argmax,
     "argmin": red.np_argmin,
@@ -180,6 +185,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "__float__": _data_dependent("__float__"), "__index__": _data_dependent("__index__"),
     "fill": _mutating("fill"), "sort": _mutating("sort"), "resize": _mutating("resize"),
     "itemset": _mutating("itemset"), "put": _mutating("put"),
+    "argsort": sorting.np_argsort, "argpartition": sorting.np_argpartition, "searchsorted": sorting.np_searchsorted,
+    "partition": _mutating("partition"),
 }
 
 

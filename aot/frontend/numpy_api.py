@@ -1,5 +1,10 @@
 """TRANSLATIONS: numpy callable -> translation `(emitter, *args, **kwargs)` emitting core ops.
 
+It is derived, not listed: the ufuncs come from the rows' numpy names (numpy_ufuncs.UFUNC_CORE, plus
+its decomposed ufuncs), the functions that are one core op from the translations registered against
+their rows (registry.translates, resolved through each row's `numpy_names`), and the rest from each
+module's hand-written DECOMPOSITIONS table (np.mean, np.hstack, np.einsum, ...).
+
 `translate(emitter, func, *args, **kwargs)` is what a tracer calls from `__array_function__` and
 `__array_ufunc__`; it raises UnsupportedError naming the function for anything not in the table.
 """
@@ -7,19 +12,28 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
 from typing import Any
 
 from . import numpy_creation, numpy_fft, numpy_linalg, numpy_misc, numpy_reductions, numpy_shape, numpy_ufuncs
+from . import numpy_conversions, numpy_scans
+from . import numpy_quantiles, numpy_sorting
+from . import numpy_linalg_kernels
+from . import numpy_arrays, numpy_nan, numpy_numeric, numpy_pieces, numpy_signal, numpy_stats  # everyday numpy
 from .emitter import Emitter
 from .operands import UnsupportedError
+from .refusals import refusal
+from .registry import Translation, row_functions
 
-Translation = Callable[..., Any]
 
-TRANSLATIONS: dict[Any, Translation] = {u: numpy_ufuncs.ufunc_translation(u) for u in numpy_ufuncs.ALL_UFUNCS}
-_MODULES = (numpy_ufuncs, numpy_reductions, numpy_shape, numpy_creation, numpy_linalg, numpy_fft, numpy_misc)
-for _module in _MODULES:
-    TRANSLATIONS.update(_module.FUNCTIONS)
+def _merged(*tables: dict[Any, Translation]) -> dict[Any, Translation]:
+    out: dict[Any, Translation] = {}
+    for table in tables:
+        for func, fn in table.items():
+            if func in out:
+                raise ValueError(f"{qualified_name(func)} is translated twice ({out[func].__qualname__} and "
+                                 f"{fn.__qualname__}): a row-named callable is not also a decomposition")
+            out[func] = fn
+    return out
 
 
 def qualified_name(func: Any) -> str:
@@ -34,8 +48,8 @@ def lookup_translation(func: Any) -> Translation:
     try:
         return TRANSLATIONS[func]
     except (KeyError, TypeError):
-        raise UnsupportedError(f"{qualified_name(func)} is not supported in traced code (aot has no "
-                               f"translation for it)") from None
+        raise UnsupportedError(refusal(func) or f"{qualified_name(func)} is not supported in traced code (aot "
+                               f"has no translation for it)") from None
 
 
 def translate(em: Emitter, func: Any, *args: Any, **kwargs: Any):
@@ -51,6 +65,17 @@ def translate(em: Emitter, func: Any, *args: Any, **kwargs: Any):
 @functools.cache
 def _signature(fn: Translation) -> inspect.Signature:
     return inspect.signature(fn)
+
+
+# the modules holding function translations; each has a DECOMPOSITIONS table
+MODULES = (numpy_ufuncs, numpy_reductions, numpy_shape, numpy_creation, numpy_linalg, numpy_fft, numpy_misc,
+           numpy_scans, numpy_sorting, numpy_quantiles, numpy_linalg_kernels)
+MODULES += (numpy_nan, numpy_stats, numpy_arrays, numpy_signal, numpy_pieces, numpy_numeric)  # everyday numpy
+MODULES += (numpy_conversions,)  # np.asarray & co: reached through the tracer's substitutions
+UFUNCS: dict[Any, Translation] = {u: numpy_ufuncs.ufunc_translation(u) for u in numpy_ufuncs.ALL_UFUNCS}
+ROW_FUNCTIONS: dict[Any, Translation] = row_functions()  # numpy callables that are one core op's
+DECOMPOSITIONS: dict[Any, Translation] = _merged(*(m.DECOMPOSITIONS for m in MODULES))
+TRANSLATIONS: dict[Any, Translation] = _merged(UFUNCS, ROW_FUNCTIONS, DECOMPOSITIONS)
 
 
 def is_supported(func: Any) -> bool:

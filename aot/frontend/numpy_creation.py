@@ -1,4 +1,5 @@
-"""Creation functions: zeros/ones/full/empty (and *_like), arange, linspace, eye/identity, tri masks."""
+"""Creation functions: zeros/ones/full/empty (and *_like) are the full and full_like rows' (registered
+against them); arange, linspace, eye/identity and the tri masks decompose (DECOMPOSITIONS)."""
 from __future__ import annotations
 
 import math
@@ -21,6 +22,7 @@ from .operands import (
     to_dtype,
     to_value,
 )
+from .registry import translates
 
 
 def _unsupported_order(fname: str, order: str) -> None:
@@ -38,11 +40,12 @@ def _filled(fname: str, value: Any, default_dtype: Any = float):
     return translate
 
 
-np_zeros = _filled("zeros", 0)
-np_ones = _filled("ones", 1)
-np_empty = _filled("empty", 0)  # traced code never reads uninitialised memory: empty is zeros
+np_zeros = translates("full", "zeros")(_filled("zeros", 0))
+np_ones = translates("full", "ones")(_filled("ones", 1))
+np_empty = translates("full", "empty")(_filled("empty", 0))  # traced code never reads uninitialised memory
 
 
+@translates("full", "full")
 def np_full(em: Emitter, shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
             device: Any = None, like: Any = None):
     _unsupported_order("np.full", order)
@@ -73,11 +76,12 @@ def _like(em: Emitter, fname: str, a: Any, value: Any, dtype: Any, order: str, s
     return full_like(em, x, value, dt)
 
 
-np_zeros_like = _filled_like("zeros_like", 0)
-np_ones_like = _filled_like("ones_like", 1)
-np_empty_like = _filled_like("empty_like", 0)
+np_zeros_like = translates("full_like", "zeros_like")(_filled_like("zeros_like", 0))
+np_ones_like = translates("full_like", "ones_like")(_filled_like("ones_like", 1))
+np_empty_like = translates("full_like", "empty_like")(_filled_like("empty_like", 0))
 
 
+@translates("full_like", "full_like")
 def np_full_like(em: Emitter, a: Any, fill_value: Any, dtype: Any = None, order: str = "K",
                  subok: bool = True, shape: Any = None, *, device: Any = None):
     if em.is_value(fill_value):
@@ -175,9 +179,10 @@ def _tri_mask(lower: bool):
     def translate(em: Emitter, m: Any, k: int = 0):
         x = to_value(em, m)
         shape = abstract_of(x).shape
-        if len(shape) < 2:
-            raise UnsupportedError("np.tril/np.triu of a 1-d array is not supported in traced code")
-        rows, cols = _index_grid(em, shape[-2], shape[-1])
+        if not shape:
+            raise TypeError("tri() missing 1 required positional argument: 'N'")
+        # numpy's mask is tri(*m.shape[-2:]): a 1-d m is the row of an n x n result
+        rows, cols = _index_grid(em, shape[-2] if len(shape) >= 2 else shape[-1], shape[-1])
         d = emit(em, "sub", cols, rows)
         mask = emit(em, "le" if lower else "ge", d, scalar_like(em, k, irdt.int64))
         return emit(em, "where", mask, x, full_like(em, x, 0))
@@ -190,9 +195,8 @@ np_tril = _tri_mask(lower=True)
 np_triu = _tri_mask(lower=False)
 
 
-FUNCTIONS = {
-    np.zeros: np_zeros, np.ones: np_ones, np.empty: np_empty, np.full: np_full,
-    np.zeros_like: np_zeros_like, np.ones_like: np_ones_like, np.empty_like: np_empty_like,
-    np.full_like: np_full_like, np.arange: np_arange, np.linspace: np_linspace, np.eye: np_eye,
-    np.identity: np_identity, np.tril: np_tril, np.triu: np_triu,
+# numpy functions that are not one core op (the row-named ones register with @translates)
+DECOMPOSITIONS = {
+    np.arange: np_arange, np.linspace: np_linspace, np.eye: np_eye, np.identity: np_identity,
+    np.tril: np_tril, np.triu: np_triu,
 }

@@ -1,19 +1,25 @@
-"""np.fft: fft/ifft/rfft/irfft on one axis are core ops; the 2-D and n-D forms are sequences of them,
-in the order numpy applies them (numpy/fft/_pocketfft.py `_raw_fftnd`, `rfftn`, `irfftn`)."""
+"""np.fft: fft/ifft/rfft/irfft on one axis are core ops (one translation per numpy name of the fft
+rows, built from the rows); the 2-D and n-D forms are sequences of them (DECOMPOSITIONS), in the order
+numpy applies them (numpy/fft/_pocketfft.py `_raw_fftnd`, `rfftn`, `irfftn`)."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
+from aot.ops import ALL_OPS
+from ir.opdef import OPDEFS
 from ir.symbols import norm_dim
 
 from .emitter import Emitter, abstract_of
-from .numpy_ufuncs import emit
+from .numpy_shape import np_roll
+from .numpy_ufuncs import apply_ufunc, emit
 from .operands import index_arg, is_size_expr, no_out, normalize_axis, to_value
+from .registry import translates
 from .shapes import dim_le, static_int
 
 NORMS = (None, "backward", "ortho", "forward")
+KINDS = ("fft", "ifft", "rfft", "irfft")  # the 1-D transforms fft1 emits
 
 
 def _norm(norm: Any) -> str:
@@ -39,7 +45,7 @@ def _real_input(fname: str, x: Any):
 
 
 def fft1(em: Emitter, kind: str, x: Any, n: Any, axis: Any, norm: Any):
-    """One 1-D transform: kind in fft, ifft, rfft, irfft."""
+    """One 1-D transform: kind in KINDS."""
     x = to_value(em, x)
     ax = normalize_axis(axis, abstract_of(x).ndim)
     if n is not None and is_size_expr(n):  # n=x.shape[0]: a run-time length (plans are built at run time)
@@ -59,6 +65,9 @@ def fft1(em: Emitter, kind: str, x: Any, n: Any, axis: Any, norm: Any):
 
 
 def _one_axis(kind: str):
+    if kind not in KINDS:
+        raise ValueError(f"np.fft.{kind}: fft1 emits one of {KINDS}")
+
     def translate(em: Emitter, a: Any, n: Any = None, axis: int = -1, norm: Any = None, out: Any = None):
         no_out(f"np.fft.{kind}", out)
         return fft1(em, kind, a, n, axis, norm)
@@ -67,7 +76,11 @@ def _one_axis(kind: str):
     return translate
 
 
-np_fft, np_ifft, np_rfft, np_irfft = (_one_axis(k) for k in ("fft", "ifft", "rfft", "irfft"))
+# the 1-D transforms: each numpy name of each fft row ("fft.fft", "fft.ifft" of the fft row, ...)
+for _op in ALL_OPS:
+    if OPDEFS[_op].has("fft"):
+        for _np_name in OPDEFS[_op].numpy_names:
+            translates(_op, _np_name)(_one_axis(_np_name.removeprefix("fft.")))
 
 
 def _cook_nd_args(shape: tuple, s: Any, axes: Any, invreal: bool = False) -> tuple[list, list]:
@@ -113,8 +126,47 @@ def _nd(kind: str, default_axes: Any):
 np_fft2, np_ifft2, np_rfft2, np_irfft2 = (_nd(k, (-2, -1)) for k in ("fft2", "ifft2", "rfft2", "irfft2"))
 np_fftn, np_ifftn, np_rfftn, np_irfftn = (_nd(k, None) for k in ("fftn", "ifftn", "rfftn", "irfftn"))
 
-FUNCTIONS = {
-    np.fft.fft: np_fft, np.fft.ifft: np_ifft, np.fft.rfft: np_rfft, np.fft.irfft: np_irfft,
+_SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def np_fft_hfft(em: Emitter, a: Any, n: Any = None, axis: int = -1, norm: Any = None, out: Any = None):
+    """numpy's hfft: irfft of the conjugate with the norm's direction swapped."""
+    no_out("np.fft.hfft", out)
+    x = to_value(em, a)
+    _norm(norm)
+    if n is None:
+        n = (abstract_of(x).shape[normalize_axis(axis, abstract_of(x).ndim)] - 1) * 2
+    return fft1(em, "irfft", apply_ufunc(em, np.conjugate, x), n, axis, _SWAPPED[norm])
+
+
+def np_fft_ihfft(em: Emitter, a: Any, n: Any = None, axis: int = -1, norm: Any = None, out: Any = None):
+    """numpy's ihfft: the conjugate of rfft with the norm's direction swapped."""
+    no_out("np.fft.ihfft", out)
+    _norm(norm)
+    return apply_ufunc(em, np.conjugate, fft1(em, "rfft", a, n, axis, _SWAPPED[norm]))
+
+
+def _shift(sign: int):
+    def translate(em: Emitter, x: Any, axes: Any = None):
+        v = to_value(em, x)
+        shape = abstract_of(v).shape
+        axes = tuple(range(len(shape))) if axes is None else axes
+        one = isinstance(axes, (int, np.integer))
+        axs = (axes,) if one else tuple(axes)
+        shift = [sign * (static_int(shape[normalize_axis(ax, len(shape))], "the length of a shifted axis") // 2)
+                 for ax in axs]
+        return np_roll(em, v, shift[0] if one else shift, axes)
+
+    translate.__name__ = "np_fft_fftshift" if sign > 0 else "np_fft_ifftshift"
+    return translate
+
+
+# functions of Python scalars only: numpy computes them while tracing (a constant in the graph)
+TRACE_TIME = (np.fft.fftfreq, np.fft.rfftfreq)
+
+# numpy functions that are not one core op (the 1-D transforms register against their rows above)
+DECOMPOSITIONS = {
     np.fft.fft2: np_fft2, np.fft.ifft2: np_ifft2, np.fft.rfft2: np_rfft2, np.fft.irfft2: np_irfft2,
     np.fft.fftn: np_fftn, np.fft.ifftn: np_ifftn, np.fft.rfftn: np_rfftn, np.fft.irfftn: np_irfftn,
+    np.fft.hfft: np_fft_hfft, np.fft.ihfft: np_fft_ihfft, np.fft.fftshift: _shift(1), np.fft.ifftshift: _shift(-1),
 }

@@ -1,4 +1,5 @@
-"""matmul, dot, outer, inner, vdot, tensordot and einsum, as matmul / mul / sum / layout core ops.
+"""matmul, dot, outer, inner, vdot, tensordot and einsum, as matmul / mul / sum / layout core ops
+(np.matmul is the matmul row's; the others decompose: DECOMPOSITIONS).
 
 einsum and tensordot share one pairwise contraction: each operand is summed over the labels nobody
 else needs, laid out as (batch, free, contracted) and multiplied with one batched matmul (or a
@@ -15,6 +16,7 @@ from .numpy_reductions import reduce
 from .numpy_shape import broadcast_to, reshape, transpose
 from .numpy_ufuncs import apply_ufunc, emit
 from .operands import UnsupportedError, cast, constant, no_out, normalize_axis, result_dtype, to_dtype
+from .registry import translates
 from .shapes import dim_equals, dims_equal, fmt_shape, prod
 
 
@@ -37,6 +39,7 @@ def matmul(em: Emitter, a: Any, b: Any, dtype: Any = None):
     return emit(em, "matmul", cast(em, a, dt), cast(em, b, dt))
 
 
+@translates("matmul")
 def np_matmul(em: Emitter, x1: Any, x2: Any, /, out: Any = None, *, dtype: Any = None, **kwargs: Any):
     no_out("np.matmul", out)
     if kwargs:
@@ -219,7 +222,8 @@ def _arrange(em: Emitter, x: Any, labels: list[str], order: list[str], size: dic
     return broadcast_to(em, x, target)
 
 
-FUNCTIONS = {
-    np.matmul: np_matmul, np.dot: np_dot, np.outer: np_outer, np.inner: np_inner, np.vdot: np_vdot,
-    np.tensordot: np_tensordot, np.einsum: np_einsum,
+# numpy functions that are not one core op (np.matmul registers with @translates)
+DECOMPOSITIONS = {
+    np.dot: np_dot, np.outer: np_outer, np.inner: np_inner, np.vdot: np_vdot, np.tensordot: np_tensordot,
+    np.einsum: np_einsum,
 }

@@ -1,4 +1,5 @@
-"""Small numpy functions that are not ufuncs: rounding, casts, copies and shape queries."""
+"""Small numpy functions that are not ufuncs: rounding and casts (the round and cast rows'), copies and
+shape queries (DECOMPOSITIONS: no op at all)."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,9 +9,11 @@ import numpy as np
 from .emitter import Emitter, abstract_of
 from .numpy_ufuncs import emit
 from .operands import cast, index_arg, no_out, normalize_axis, to_dtype, to_value
+from .registry import translates
 from .shapes import prod
 
 
+@translates("round")  # np.round and np.around (np.rint is a ufunc: numpy_ufuncs)
 def np_round(em: Emitter, a: Any, decimals: Any = 0, out: Any = None):
     no_out("np.round", out)
     x = to_value(em, a)
@@ -20,9 +23,12 @@ def np_round(em: Emitter, a: Any, decimals: Any = 0, out: Any = None):
         raise TypeError("np.round: not supported for bool arrays (numpy's loop gives float16)")
     if not dt.is_inexact and decimals >= 0:
         return x  # rounding an integer to >= 0 decimals changes nothing
+    if not dt.is_inexact:  # numpy rounds integers to tens, hundreds, ... in float64, then casts back
+        return cast(em, emit(em, "round", cast(em, x, to_dtype(np.float64)), decimals=decimals), dt)
     return emit(em, "round", x, decimals=decimals)
 
 
+@translates("cast")
 def np_astype(em: Emitter, x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None):
     return cast(em, to_value(em, x), to_dtype(dtype, "dtype"))
 
@@ -46,7 +52,5 @@ def np_size(em: Emitter, a: Any, axis: Any = None):
     return shape[normalize_axis(axis, len(shape))]
 
 
-FUNCTIONS = {
-    np.round: np_round, np.around: np_round, np.astype: np_astype, np.copy: np_copy, np.shape: np_shape,
-    np.ndim: np_ndim, np.size: np_size,
-}
+# numpy functions that are not one core op: a copy is the value itself, queries read the type
+DECOMPOSITIONS = {np.copy: np_copy, np.shape: np_shape, np.ndim: np_ndim, np.size: np_size}

@@ -1,6 +1,7 @@
-"""Reductions: sum, prod, max, min, any, all, argmax, argmin as core ops; mean, var, std and
-count_nonzero by decomposition, following numpy's own formulas (numpy/_core/_methods.py) so that
-accumulation dtypes and results match."""
+"""Reductions: sum, prod, max, min, any, all, argmax, argmin as core ops (each registered against its
+row, which names its numpy callables: np.amax is the max row's too); mean, var, std, ptp and
+count_nonzero by decomposition (DECOMPOSITIONS), following numpy's own formulas
+(numpy/_core/_methods.py) so that accumulation dtypes and results match."""
 from __future__ import annotations
 
 from typing import Any
@@ -14,6 +15,7 @@ from ir.structural import reduced_shape
 from ir.symbols import is_static, sympy
 
 from .emitter import Emitter, abstract_of
+from .numpy_shape import broadcast_to
 from .numpy_ufuncs import apply_ufunc, emit
 from .operands import (
     UnsupportedError,
@@ -26,18 +28,44 @@ from .operands import (
     to_dtype,
     to_value,
 )
+from .registry import translates
 from .shapes import dim_equals, prod, static_int
 
 _NoValue = np._NoValue
 
 
+def where_mask(em: Emitter, where: Any, x: Any, fname: str):
+    """numpy's `where=` of a reduction as a bool value of x's shape, or None for everything."""
+    if where is _NoValue or where is True or (isinstance(where, np.ndarray) and where.ndim == 0 and where):
+        return None
+    w = to_value(em, where)
+    if not abstract_of(w).dtype.is_bool:
+        w = cast(em, w, irdt.bool_)  # numpy casts the mask with casting="safe": bool-like values only
+    shape = tuple(abstract_of(x).shape)
+    try:
+        return broadcast_to(em, w, shape)
+    except ValueError:
+        raise ValueError(f"np.{fname}: `where` of shape {tuple(abstract_of(w).shape)} cannot be broadcast to "
+                         f"the array's shape {shape}") from None
+
+
+def masked(em: Emitter, x: Any, mask: Any, fill: Any):
+    """x where `mask` (None: everywhere), else `fill` (in x's dtype)."""
+    if mask is None:
+        return x
+    return emit(em, "where", mask, x, scalar_like(em, fill, abstract_of(x).dtype))
+
+
+def mask_count(em: Emitter, x: Any, mask: Any, axes: tuple[int, ...], keepdims: bool):
+    """Elements reduced over (numpy's rcount): a static or symbolic size without a mask, else an
+    int64 value counting the mask's True entries over `axes`."""
+    if mask is None:
+        return _count(abstract_of(x), axes)
+    return reduce(em, "sum", cast(em, mask, irdt.int64), axes, keepdims)
+
+
 def _keepdims(keepdims: Any) -> bool:
     return False if keepdims is _NoValue else bool(keepdims)
-
-
-def _no_where(fname: str, where: Any) -> None:
-    if where is not _NoValue and where is not True:
-        raise UnsupportedError(f"np.{fname}: the `where` argument is not supported in traced code")
 
 
 def ufunc_axes(axis: Any, rank: int) -> tuple[int, ...]:
@@ -86,12 +114,12 @@ def _sum_like(fname: str, core: str, ufunc: np.ufunc):
     def translate(em: Emitter, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
                   keepdims: Any = _NoValue, initial: Any = _NoValue, where: Any = _NoValue):
         no_out(f"np.{fname}", out)
-        _no_where(fname, where)
         x = to_value(em, a)
         av = abstract_of(x)
         axes = ufunc_axes(axis, av.ndim)
         acc = sum_dtype(av.dtype, dtype)
-        r = cast(em, reduce(em, core, cast(em, x, acc), axes, _keepdims(keepdims)), acc)
+        x = masked(em, cast(em, x, acc), where_mask(em, where, x, fname), 0 if core == "sum" else 1)
+        r = cast(em, reduce(em, core, x, axes, _keepdims(keepdims)), acc)
         if initial is not _NoValue:
             r = apply_ufunc(em, ufunc, r, initial)
             r = cast(em, r, acc)
@@ -101,18 +129,23 @@ def _sum_like(fname: str, core: str, ufunc: np.ufunc):
     return translate
 
 
-np_sum = _sum_like("sum", "sum", np.add)
-np_prod = _sum_like("prod", "prod", np.multiply)
+np_sum = translates("sum")(_sum_like("sum", "sum", np.add))
+np_prod = translates("prod")(_sum_like("prod", "prod", np.multiply))
 
 
 def _extremum(fname: str, core: str, bool_core: str, ufunc: np.ufunc):
     def translate(em: Emitter, a: Any, axis: Any = None, out: Any = None, keepdims: Any = _NoValue,
                   initial: Any = _NoValue, where: Any = _NoValue):
         no_out(f"np.{fname}", out)
-        _no_where(fname, where)
         x = to_value(em, a)
         av = abstract_of(x)
         axes = ufunc_axes(axis, av.ndim)
+        mask = where_mask(em, where, x, fname)
+        if mask is not None:
+            if initial is _NoValue:
+                raise ValueError(f"reduction operation '{ufunc.__name__}' does not have an identity, so to use a "
+                                 f"where mask one has to specify 'initial'")
+            x = masked(em, x, mask, np.asarray(initial).astype(av.dtype.numpy).item())
         if any(dim_equals(av.shape[i], 0) for i in axes):
             if initial is _NoValue:
                 raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no "
@@ -127,25 +160,25 @@ def _extremum(fname: str, core: str, bool_core: str, ufunc: np.ufunc):
     return translate
 
 
-np_max = _extremum("max", "max", "any", np.maximum)
-np_min = _extremum("min", "min", "all", np.minimum)
+np_max = translates("max")(_extremum("max", "max", "any", np.maximum))  # np.max and np.amax
+np_min = translates("min")(_extremum("min", "min", "all", np.minimum))
 
 
 def _any_all(fname: str):
     def translate(em: Emitter, a: Any, axis: Any = None, out: Any = None, keepdims: Any = _NoValue, *,
                   where: Any = _NoValue):
         no_out(f"np.{fname}", out)
-        _no_where(fname, where)
         x = to_value(em, a)
         axes = ufunc_axes(axis, abstract_of(x).ndim)
-        return reduce(em, fname, cast(em, x, irdt.bool_), axes, _keepdims(keepdims))
+        x = masked(em, cast(em, x, irdt.bool_), where_mask(em, where, x, fname), fname == "all")
+        return reduce(em, fname, x, axes, _keepdims(keepdims))
 
     translate.__name__ = f"np_{fname}"
     return translate
 
 
-np_any = _any_all("any")
-np_all = _any_all("all")
+np_any = translates("any")(_any_all("any"))
+np_all = translates("all")(_any_all("all"))
 
 
 def _arg_extremum(fname: str):
@@ -171,8 +204,8 @@ def _arg_extremum(fname: str):
     return translate
 
 
-np_argmax = _arg_extremum("argmax")
-np_argmin = _arg_extremum("argmin")
+np_argmax = translates("argmax")(_arg_extremum("argmax"))
+np_argmin = translates("argmin")(_arg_extremum("argmin"))
 
 
 def _count(av, axes: tuple[int, ...]):
@@ -192,20 +225,21 @@ def _divisor(em: Emitter, like: Any, n: Any):
 def np_mean(em: Emitter, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: Any = _NoValue, *, where: Any = _NoValue):
     no_out("np.mean", out)
-    _no_where("mean", where)
     x = to_value(em, a)
     av = abstract_of(x)
     axes = normalize_axes(axis, av.ndim)
     acc = to_dtype(dtype, "dtype") if dtype is not None else (
         av.dtype if av.dtype.is_inexact else irdt.float64)
-    s = sum_in(em, x, axes, _keepdims(keepdims), acc)
-    return _divide_unsafe(em, s, _count(av, axes))
+    mask = where_mask(em, where, x, "mean")
+    s = sum_in(em, masked(em, cast(em, x, acc), mask, 0), axes, _keepdims(keepdims), acc)
+    return _divide_unsafe(em, s, mask_count(em, x, mask, axes, _keepdims(keepdims)))
 
 
-def _divide_unsafe(em: Emitter, s: Any, n: int):
-    """s / n cast back to s's dtype (numpy's true_divide(..., out=s, casting='unsafe'))."""
+def _divide_unsafe(em: Emitter, s: Any, n: Any):
+    """s / n cast back to s's dtype (numpy's true_divide(..., out=s, casting='unsafe')); n is a size,
+    or an int64 value counting a mask (divided by in the promoted dtype, as numpy's intp count is)."""
     dt = abstract_of(s).dtype
-    return cast(em, apply_ufunc(em, np.true_divide, s, _divisor(em, s, n)), dt)
+    return cast(em, apply_ufunc(em, np.true_divide, s, n if em.is_value(n) else _divisor(em, s, n)), dt)
 
 
 def np_var(em: Emitter, a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
@@ -223,7 +257,6 @@ def np_std(em: Emitter, a: Any, axis: Any = None, dtype: Any = None, out: Any = 
 
 def _var(em: Emitter, fname: str, a, axis, dtype, out, ddof, keepdims, where, mean, correction):
     no_out(f"np.{fname}", out)
-    _no_where(fname, where)
     if mean is not _NoValue:
         raise UnsupportedError(f"np.{fname}: the `mean` argument is not supported in traced code")
     if correction is not _NoValue:
@@ -236,8 +269,9 @@ def _var(em: Emitter, fname: str, a, axis, dtype, out, ddof, keepdims, where, me
     if dtype is None and not av.dtype.is_inexact:
         dtype = np.float64
     acc = sum_dtype(av.dtype, dtype)
-    n = _count(av, axes)
-    arrmean = _divide_unsafe(em, sum_in(em, x, axes, True, acc), n)
+    mask = where_mask(em, where, x, fname)
+    arrmean = _divide_unsafe(em, sum_in(em, masked(em, cast(em, x, acc), mask, 0), axes, True, acc),
+                             mask_count(em, x, mask, axes, True))
     d = apply_ufunc(em, np.subtract, x, arrmean)
     ddt = abstract_of(d).dtype
     if ddt.is_complex:
@@ -245,7 +279,13 @@ def _var(em: Emitter, fname: str, a, axis, dtype, out, ddof, keepdims, where, me
         sq = emit(em, "add", emit(em, "mul", re, re), emit(em, "mul", im, im))
     else:
         sq = emit(em, "mul", d, d)
+    sq = masked(em, sq, mask, 0)
     ret = sum_in(em, sq, axes, _keepdims(keepdims), sum_dtype(abstract_of(sq).dtype, dtype))
+    if mask is not None:  # numpy: true_divide(ret, maximum(rcount - ddof, 0), casting="unsafe")
+        dof = apply_ufunc(em, np.maximum, apply_ufunc(em, np.subtract, mask_count(em, x, mask, axes, _keepdims(keepdims)),
+                                                      ddof), 0)
+        return _divide_unsafe(em, ret, dof)
+    n = _count(av, axes)
     count = max(n - ddof, 0) if is_static(n) else sympy().Max(n - ddof, 0)
     return apply_ufunc(em, np.true_divide, ret, _divisor(em, ret, count))
 
@@ -264,8 +304,6 @@ def np_ptp(em: Emitter, a: Any, axis: Any = None, out: Any = None, keepdims: Any
     return apply_ufunc(em, np.subtract, hi, lo)
 
 
-FUNCTIONS = {
-    np.sum: np_sum, np.prod: np_prod, np.max: np_max, np.amax: np_max, np.min: np_min, np.amin: np_min,
-    np.any: np_any, np.all: np_all, np.argmax: np_argmax, np.argmin: np_argmin, np.mean: np_mean,
-    np.var: np_var, np.std: np_std, np.count_nonzero: np_count_nonzero, np.ptp: np_ptp,
-}
+# numpy functions that are not one core op (the row-named ones register with @translates)
+DECOMPOSITIONS = {np.mean: np_mean, np.var: np_var, np.std: np_std, np.count_nonzero: np_count_nonzero,
+                  np.ptp: np_ptp}

@@ -1,4 +1,7 @@
-"""Layout functions: reshape, transpose and friends, concatenation, flips, padding, take, roll."""
+"""Layout functions: reshape, transpose and friends, concatenation, flips, padding, take, roll.
+
+A function that is one layout op registers against its row (`@translates("transpose", "swapaxes")`:
+the row names np.swapaxes); the others (atleast_*, hstack, roll, ...) decompose (DECOMPOSITIONS)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -21,6 +24,7 @@ from .operands import (
     to_dtype,
     to_value,
 )
+from .registry import translates
 from .shapes import broadcast_shapes, dim_equals, dims_equal, div_exact, fmt_shape, prod, same_dim, static_int
 
 
@@ -62,6 +66,7 @@ def _check_order(fname: str, order: str) -> None:
         raise UnsupportedError(f"{fname}: only C order is supported in traced code, got order={order!r}")
 
 
+@translates("reshape", "reshape")
 def np_reshape(em: Emitter, a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
                copy: Any = None):
     _check_order("np.reshape", order)
@@ -72,6 +77,7 @@ def np_reshape(em: Emitter, a: Any, shape: Any = None, order: str = "C", *, news
     return reshape(em, to_value(em, a), shape)
 
 
+@translates("reshape", "ravel")
 def np_ravel(em: Emitter, a: Any, order: str = "C"):
     _check_order("np.ravel", order)
     return reshape(em, to_value(em, a), (-1,))
@@ -95,10 +101,12 @@ def transpose(em: Emitter, x: Any, axes: Any = None):
     return emit(em, "transpose", x, perm=perm)
 
 
+@translates("transpose", "transpose", "permute_dims")
 def np_transpose(em: Emitter, a: Any, axes: Any = None):
     return transpose(em, to_value(em, a), axes)
 
 
+@translates("transpose", "moveaxis")
 def np_moveaxis(em: Emitter, a: Any, source: Any, destination: Any):
     x = to_value(em, a)
     n = abstract_of(x).ndim
@@ -112,6 +120,7 @@ def np_moveaxis(em: Emitter, a: Any, source: Any, destination: Any):
     return transpose(em, x, order)
 
 
+@translates("transpose", "swapaxes")
 def np_swapaxes(em: Emitter, a: Any, axis1: Any, axis2: Any):
     x = to_value(em, a)
     n = abstract_of(x).ndim
@@ -121,6 +130,7 @@ def np_swapaxes(em: Emitter, a: Any, axis1: Any, axis2: Any):
     return transpose(em, x, perm)
 
 
+@translates("transpose", "matrix_transpose")
 def np_matrix_transpose(em: Emitter, x: Any):
     v = to_value(em, x)
     n = abstract_of(v).ndim
@@ -138,6 +148,7 @@ def expand_dims(em: Emitter, x: Any, axis: Any):
     return emit(em, "expand_dims", x, axes=tuple(sorted(axes))) if axes else x
 
 
+@translates("expand_dims")
 def np_expand_dims(em: Emitter, a: Any, axis: Any):
     return expand_dims(em, to_value(em, a), axis)
 
@@ -153,6 +164,7 @@ def squeeze(em: Emitter, x: Any, axis: Any = None):
     return emit(em, "squeeze", x, axes=tuple(sorted(axes))) if axes else x
 
 
+@translates("squeeze")
 def np_squeeze(em: Emitter, a: Any, axis: Any = None):
     return squeeze(em, to_value(em, a), axis)
 
@@ -173,6 +185,7 @@ def broadcast_to(em: Emitter, x: Any, shape: Any):
     return emit(em, "broadcast_to", x, shape=shape)
 
 
+@translates("broadcast_to")
 def np_broadcast_to(em: Emitter, array: Any, shape: Any, subok: bool = False):
     return broadcast_to(em, to_value(em, array), shape)
 
@@ -222,6 +235,7 @@ def _joined_dtype(em: Emitter, vals: list, dtype: Any):
     return to_dtype(dtype, "dtype") if dtype is not None else result_dtype(em, *vals)
 
 
+@translates("concatenate")
 def np_concatenate(em: Emitter, arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
                    casting: str = "same_kind"):
     no_out("np.concatenate", out)
@@ -249,6 +263,7 @@ def np_concatenate(em: Emitter, arrays: Any, axis: Any = 0, out: Any = None, *, 
     return vals[0] if len(vals) == 1 else emit(em, "concatenate", *vals, axis=ax)
 
 
+@translates("stack")
 def np_stack(em: Emitter, arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
              casting: str = "same_kind"):
     no_out("np.stack", out)
@@ -289,11 +304,13 @@ def flip(em: Emitter, x: Any, axes: tuple[int, ...]):
     return emit(em, "flip", x, axes=tuple(sorted(axes))) if axes else x
 
 
+@translates("flip", "flip")
 def np_flip(em: Emitter, m: Any, axis: Any = None):
     x = to_value(em, m)
     return flip(em, x, normalize_axes(axis, abstract_of(x).ndim))
 
 
+@translates("flip", "fliplr")
 def np_fliplr(em: Emitter, m: Any):
     x = to_value(em, m)
     if abstract_of(x).ndim < 2:
@@ -301,6 +318,7 @@ def np_fliplr(em: Emitter, m: Any):
     return flip(em, x, (1,))
 
 
+@translates("flip", "flipud")
 def np_flipud(em: Emitter, m: Any):
     x = to_value(em, m)
     if abstract_of(x).ndim < 1:
@@ -308,6 +326,7 @@ def np_flipud(em: Emitter, m: Any):
     return flip(em, x, (0,))
 
 
+@translates("pad")
 def np_pad(em: Emitter, array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any):
     if mode != "constant":
         raise UnsupportedError(f"np.pad: only mode='constant' is supported in traced code, got {mode!r}")
@@ -367,10 +386,12 @@ def take(em: Emitter, x: Any, indices: Any, axis: int, mode: str = "raise"):
 
 
 def _bool_mask_error() -> Exception:
-    return UnsupportedError("boolean mask indexing has a data-dependent shape and is not supported in traced "
-                            "code; use np.where(mask, x, other) instead")
+    return UnsupportedError("boolean mask indexing here has a data-dependent shape and is not supported in traced "
+                            "code; x[mask] alone (mask over x's leading dims) supports reductions "
+                            "(x[mask].sum(), .mean(), .max()); otherwise use np.where(mask, x, other)")
 
 
+@translates("take")
 def np_take(em: Emitter, a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise"):
     no_out("np.take", out)
     x = to_value(em, a)
@@ -401,12 +422,9 @@ def np_roll(em: Emitter, a: Any, shift: Any, axis: Any = None):
     return x
 
 
-FUNCTIONS = {
-    np.reshape: np_reshape, np.ravel: np_ravel, np.transpose: np_transpose, np.moveaxis: np_moveaxis,
-    np.swapaxes: np_swapaxes, np.matrix_transpose: np_matrix_transpose, np.expand_dims: np_expand_dims,
-    np.squeeze: np_squeeze, np.broadcast_to: np_broadcast_to, np.broadcast_arrays: np_broadcast_arrays,
-    np.atleast_1d: np_atleast_1d, np.atleast_2d: np_atleast_2d, np.atleast_3d: np_atleast_3d,
-    np.concatenate: np_concatenate, np.stack: np_stack, np.hstack: np_hstack, np.vstack: np_vstack,
-    np.column_stack: np_column_stack, np.flip: np_flip, np.fliplr: np_fliplr, np.flipud: np_flipud,
-    np.pad: np_pad, np.take: np_take, np.roll: np_roll,
+# numpy functions that are not one core op (the row-named ones register with @translates)
+DECOMPOSITIONS = {
+    np.broadcast_arrays: np_broadcast_arrays, np.atleast_1d: np_atleast_1d, np.atleast_2d: np_atleast_2d,
+    np.atleast_3d: np_atleast_3d, np.hstack: np_hstack, np.vstack: np_vstack,
+    np.column_stack: np_column_stack, np.roll: np_roll,
 }

@@ -29,6 +29,9 @@ from .operands import (
     to_dtype,
     to_value,
 )
+from .numpy_ufuncs_extra import DECOMPOSED as _EXTRA_DECOMPOSED
+from .registry import translates
+
 
 def _row_ufuncs() -> dict[np.ufunc, str]:
     """ufunc -> op, from the rows' numpy names (each row is the one place naming its ufuncs)."""
@@ -75,6 +78,8 @@ def resolve_loop(em: Emitter, ufunc: np.ufunc, args: tuple, dtype: Any = None) -
     loop = ufunc.resolve_dtypes(dts) if sig is None else ufunc.resolve_dtypes(dts, signature=sig)
     what = f"np.{ufunc.__name__}"
     out = to_dtype(loop[-1], what)
+    for d in loop[ufunc.nin:-1]:  # the other outputs of a two-output ufunc (np.frexp of bools: float16)
+        to_dtype(d, what)
     # a float16 loop with a result the dialect holds (np.signbit of bools): float32 holds its inputs
     ins = [np.dtype(np.float32) if d == np.float16 else d for d in loop[:ufunc.nin]]
     return [to_dtype(d, what) for d in ins], out
@@ -96,11 +101,13 @@ def apply_ufunc(em: Emitter, ufunc: np.ufunc, *args: Any, dtype: Any = None):
     if len(args) != ufunc.nin:
         raise TypeError(f"np.{ufunc.__name__} takes {ufunc.nin} positional argument(s), got {len(args)}")
     if not any(em.is_value(a) for a in args):
-        return constant(em, ufunc(*args, dtype=dtype))  # constants only: numpy folds it now
+        r = ufunc(*args, dtype=dtype)  # constants only: numpy folds it now
+        return tuple(constant(em, o) for o in r) if ufunc.nout > 1 else constant(em, r)
     if ufunc in _DECOMPOSED:
         ins, out_dt = resolve_loop(em, ufunc, args, dtype)
         vals = [to_value(em, a, dt) for a, dt in zip(args, ins)]
-        return cast(em, _DECOMPOSED[ufunc](em, *vals), out_dt)
+        r = _DECOMPOSED[ufunc](em, *vals)
+        return r if ufunc.nout > 1 else cast(em, r, out_dt)  # several outputs: in their dtypes
     core = UFUNC_CORE.get(ufunc)
     if core is None:
         raise UnsupportedError(f"np.{ufunc.__name__} is not supported in traced code")
@@ -195,11 +202,15 @@ for _alias, _target in _ALIASES.items():
     if _alias is not _target:
         _DECOMPOSED[_alias] = _DECOMPOSED[_target]
 
+_DECOMPOSED.update(_EXTRA_DECOMPOSED)  # two-output ufuncs and vector gufuncs (numpy_ufuncs_extra.py)
 ALL_UFUNCS: tuple[np.ufunc, ...] = tuple(UFUNC_CORE) + tuple(_DECOMPOSED)
 
 
 # --- elementwise functions that are not ufuncs -----------------------------------------------------
+# np.where, np.clip, np.real and np.imag are one row each (@translates); np.angle, np.sinc and np.isclose
+# decompose (DECOMPOSITIONS)
 
+@translates("where")
 def np_where(em: Emitter, condition: Any, x: Any = None, y: Any = None):
     if x is None and y is None:
         raise UnsupportedError("np.where(condition) with one argument has a data-dependent shape and is not "
@@ -213,6 +224,7 @@ def np_where(em: Emitter, condition: Any, x: Any = None, y: Any = None):
     return emit(em, "where", c, to_value(em, x, dt), to_value(em, y, dt))
 
 
+@translates("clip")
 def np_clip(em: Emitter, a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *,
             min: Any = np._NoValue, max: Any = np._NoValue, **kwargs: Any):
     check_ufunc_kwargs("clip", out, kwargs.pop("where", True), kwargs.pop("casting", "same_kind"), "K", None)
@@ -239,11 +251,13 @@ def _one_of(name: str, value: Any, alias: str, alias_value: Any) -> Any:
     return None if v is np._NoValue else v
 
 
+@translates("real")
 def np_real(em: Emitter, val: Any):
     x = to_value(em, val)
     return emit(em, "real", x) if abstract_of(x).dtype.is_complex else x
 
 
+@translates("imag")
 def np_imag(em: Emitter, val: Any):
     x = to_value(em, val)
     if abstract_of(x).dtype.is_complex:
@@ -291,7 +305,5 @@ def np_isclose(em: Emitter, a: Any, b: Any, rtol: float = 1e-05, atol: float = 1
     return close
 
 
-FUNCTIONS: dict[Callable, Callable] = {
-    np.where: np_where, np.clip: np_clip, np.real: np_real, np.imag: np_imag, np.angle: np_angle,
-    np.sinc: np_sinc, np.isclose: np_isclose,
-}
+# numpy functions that are not one core op (the row-named ones register with @translates)
+DECOMPOSITIONS: dict[Callable, Callable] = {np.angle: np_angle, np.sinc: np_sinc, np.isclose: np_isclose}

@@ -26,7 +26,8 @@ from .methods import (
     translate_operator,
 )
 from .numpy_api import translate
-from .operands import FrontendError, UnsupportedError
+from .numpy_ufunc_methods import translate_ufunc_method
+from .operands import FrontendError
 
 
 class StagedArray:
@@ -39,9 +40,9 @@ class StagedArray:
 
     # --- numpy's dispatch protocols ---------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method: str, *inputs: Any, **kwargs: Any):
-        if method != "__call__":
-            raise UnsupportedError(f"np.{ufunc.__name__}.{method} is not supported in traced code; use the "
-                                   f"corresponding function (e.g. np.sum for np.add.reduce)")
+        if method != "__call__":  # reduce, accumulate, ...: numpy_ufunc_methods' table
+            return self._wrap(translate_ufunc_method(self.emitter, ufunc, method, *_unwrap(inputs),
+                                                     **_unwrap(kwargs)))
         return self._wrap(translate(self.emitter, ufunc, *_unwrap(inputs), **_unwrap(kwargs)))
 
     def __array_function__(self, func, types, args, kwargs):

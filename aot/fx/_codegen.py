@@ -120,6 +120,8 @@ class _Emitter:
             return "..."
         if isinstance(a, (bool, int, str, type(None))):
             return repr(a)
+        if isinstance(a, complex) and not (math.isfinite(a.real) and math.isfinite(a.imag)):
+            return f"complex({a.real!r}, {a.imag!r})"  # repr's (-inf-infj) is no Python expression
         if isinstance(a, (float, complex)):
             return repr(a)  # inf/nan print as names bound in the globals
         if isinstance(a, np.generic) and type(a).__module__ == "numpy" and a.dtype.kind in "biufc":

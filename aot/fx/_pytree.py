@@ -17,7 +17,8 @@ _CONTAINERS = (tuple, list, dict)
 
 @dataclass(frozen=True)
 class TreeSpec:
-    """`kind` is 'tuple', 'list', 'dict' or 'leaf'; `context` holds dict keys."""
+    """`kind` is 'tuple', 'list', 'dict', 'namedtuple' or 'leaf'; `context` holds dict keys (the
+    class of a namedtuple)."""
 
     kind: str
     context: tuple = ()
@@ -40,6 +41,8 @@ class TreeSpec:
             pairs = zip(self.context, self.children_specs, strict=True)
             inner = ", ".join(f"{k!r}: {c!r}" for k, c in pairs)
             return "{" + inner + "}"
+        if self.kind == "namedtuple":
+            return f"{self.context[0].__name__}({inner})"
         return f"({inner})" if self.kind == "tuple" else f"[{inner}]"
 
 
@@ -57,6 +60,8 @@ def _flatten(tree: Any, leaves: list) -> TreeSpec:
         return TreeSpec("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
     if type(tree) in (tuple, list):
         return TreeSpec(type(tree).__name__, (), tuple(_flatten(v, leaves) for v in tree))
+    if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):  # a namedtuple (np.linalg's results)
+        return TreeSpec("namedtuple", (type(tree),), tuple(_flatten(v, leaves) for v in tree))
     leaves.append(tree)
     return LeafSpec
 
@@ -81,6 +86,8 @@ def _unflatten(it: Any, spec: TreeSpec) -> Any:
     children = [_unflatten(it, c) for c in spec.children_specs]
     if spec.kind == "dict":
         return dict(zip(spec.context, children, strict=True))
+    if spec.kind == "namedtuple":
+        return spec.context[0](*children)
     return tuple(children) if spec.kind == "tuple" else children
 
 

@@ -6,15 +6,22 @@ in definition order; every stage's tests iterate it. Importing this package load
 Adding an elementwise op is its row: the front end's ufunc table is built from `numpy_names`, fusion
 reads `cost`, codegen lowers a row naming `libm=` through one rule (other rows add a rule in
 codegen/llvm/rules_*.py), and tests/ops/test_registry.py fails for a facet a stage lacks unless
-the row's `markers` say why. A reduction kind is a record in ir/reductions.py, its row in reduce.py
-and its combine in codegen/kernels/reduce.py.
+the row's `markers` say why. The numpy functions a row names (np.sum, np.fft.rfft, np.amax) are
+translated by the front-end function registered against the op (`@translates("sum")`,
+aot/frontend/registry.py); a numpy name without a translation fails the same tests. A reduction
+kind is a record in ir/reductions.py, its row in reduce.py and its combine in
+codegen/kernels/reduce.py.
 """
 from __future__ import annotations
 
 from ir.opdef import OPDEFS
 
 # imported for their registration side effects, in the order ALL_OPS lists them
-from . import elementwise, reduce, layout, creation, linalg, fft  # noqa: F401, I001
+from . import elementwise, reduce, layout, creation, linalg, fft, checks  # noqa: F401, I001
+from . import scan  # noqa: F401
+from . import sorting  # noqa: F401
+from . import scatter, signal, arrays, number_theory, exponents  # noqa: F401  (the everyday numpy rows)
+from . import linalg_kernels  # noqa: F401  (numpy.linalg factorisations)
 from ._define import DEFINED, FACETS
 
 ALL_OPS: list[str] = list(DEFINED)

@@ -75,12 +75,14 @@ def _same_shape(shapes: list[tuple], **_: Any) -> tuple:
     return tuple(shapes[0])
 
 
-def _returns_array(fn: Callable[..., Any]) -> Callable[..., np.ndarray]:
-    """numpy returns scalars for 0-d results; the reference contract is an ndarray."""
+def _returns_array(fn: Callable[..., Any], num_results: int = 1) -> Callable[..., Any]:
+    """numpy returns scalars for 0-d results; the reference contract is an ndarray (a tuple of
+    `num_results` ndarrays for a multi-result op)."""
 
     @functools.wraps(fn)
-    def ref(*args: Any, **attrs: Any) -> np.ndarray:
-        return np.asarray(fn(*args, **attrs))
+    def ref(*args: Any, **attrs: Any) -> Any:
+        out = fn(*args, **attrs)
+        return np.asarray(out) if num_results == 1 else tuple(np.asarray(r) for r in out)
 
     return ref
 
@@ -95,11 +97,12 @@ def defop(name: str, *, arity: int | None, dtype_rule: Callable[..., Any], shape
           ref: Callable[..., Any], attrs: dict[str, Any] | None = None, traits: Iterable[str] = (),
           numpy_names: Iterable[str] = (), min_arity: int = 0, doc: str = "",
           raises: Callable[..., bool] | None = None, cost: int = 1, libm: str | None = None,
-          markers: dict[str, str] | None = None, **facets: Any) -> OpDef:
+          markers: dict[str, str] | None = None, num_results: int = 1, **facets: Any) -> OpDef:
     """Register one op. `ref(*arrays, **attrs)` is its numpy meaning; facets go to their OpDef slots.
 
     cost: recomputation cost in adds (ir.opdef.COST_*); libm: the C math function computing the
-    real floating case; markers: {marker: reason} for a facet the row deliberately lacks."""
+    real floating case; markers: {marker: reason} for a facet the row deliberately lacks;
+    num_results > 1: the rules and the reference return one dtype / shape / array per result."""
     unknown = set(facets) - set(FACETS)
     if unknown:
         raise TypeError(f"defop({name!r}): unknown facet(s) {sorted(unknown)}; expected some of {FACETS}")
@@ -107,8 +110,10 @@ def defop(name: str, *, arity: int | None, dtype_rule: Callable[..., Any], shape
     if bad or not all(isinstance(r, str) and r for r in (markers or {}).values()):
         raise TypeError(f"defop({name!r}): markers must map some of {sorted(MARKERS)} to a reason, "
                         f"got {markers}")
-    opdef = OpDef(name, arity, dtype_rule=dtype_rule, shape_rule=shape_rule, reference=_returns_array(ref),
+    opdef = OpDef(name, arity, dtype_rule=dtype_rule, shape_rule=shape_rule,
+                  reference=_returns_array(ref, num_results),
                   attrs=dict(attrs or {}), traits=frozenset(traits) | {"pure"}, min_arity=min_arity,
+                  num_results=num_results,
                   numpy_names=tuple(numpy_names), doc=doc or _first_line(ref), raises=raises,
                   cost=cost, libm=libm, markers=dict(markers or {}), **facets)
     register(opdef)

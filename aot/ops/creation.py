@@ -81,10 +81,10 @@ def _full_like_reference(x, *, value, dtype):
 
 defop("full", arity=0, dtype_rule=_full_dtype, shape_rule=_full_shape, ref=_full_reference,
       attrs={"shape": REQUIRED, "value": REQUIRED, "dtype": REQUIRED}, traits={"creation"},
-      numpy_names=("full",))
+      numpy_names=("full", "zeros", "ones", "empty"))  # traced code never reads uninitialised memory
 defop("full_like", arity=1, dtype_rule=_full_like_dtype, shape_rule=_full_like_shape,
       ref=_full_like_reference, attrs={"value": REQUIRED, "dtype": None}, traits={"creation"},
-      numpy_names=("full_like",))
+      numpy_names=("full_like", "zeros_like", "ones_like", "empty_like"))
 
 
 # --- iota ------------------------------------------------------------------------------------------

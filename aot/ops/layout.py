@@ -65,10 +65,10 @@ defop("broadcast_to", arity=1, dtype_rule=_same_dtype, shape_rule=_broadcast_to_
       traits={*VIEW, "broadcast"}, numpy_names=("broadcast_to",))
 defop("reshape", arity=1, dtype_rule=_same_dtype, shape_rule=_reshape_shape,
       ref=lambda x, *, shape: np.reshape(x, tuple(shape)), attrs={"shape": REQUIRED}, traits=VIEW,
-      numpy_names=("reshape",))
+      numpy_names=("reshape", "ravel"))
 defop("transpose", arity=1, dtype_rule=_same_dtype, shape_rule=_transpose_shape,
       ref=lambda x, *, perm: np.transpose(x, tuple(perm)), attrs={"perm": REQUIRED}, traits=VIEW,
-      numpy_names=("transpose", "permute_dims"))
+      numpy_names=("transpose", "permute_dims", "swapaxes", "moveaxis", "matrix_transpose"))
 
 
 # --- expand_dims / squeeze / flip ------------------------------------------------------------------
@@ -101,7 +101,7 @@ defop("squeeze", arity=1, dtype_rule=_same_dtype, shape_rule=_squeeze_shape,
       numpy_names=("squeeze",))
 defop("flip", arity=1, dtype_rule=_same_dtype, shape_rule=_flip_shape,
       ref=lambda x, *, axes: np.flip(x, tuple(axes)), attrs={"axes": REQUIRED}, traits=VIEW,
-      numpy_names=("flip",))
+      numpy_names=("flip", "fliplr", "flipud"))
 
 
 # --- slice -----------------------------------------------------------------------------------------

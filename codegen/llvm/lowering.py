@@ -11,6 +11,7 @@ from collections.abc import Callable
 from ir.opdef import OPDEFS, MissingRule
 
 from . import rules_arith, rules_math  # noqa: F401  (fill LOWERINGS)
+from . import rules_number  # noqa: F401  (gcd, lcm, ldexp, frexp's exponent)
 from .context import LowerCtx
 from .rule_table import LIBM_RULE, LOWERINGS, in_dtypes, out_dtype, rule  # noqa: F401  (re-exported)
 

@@ -250,14 +250,15 @@ def _reciprocal(ctx: LowerCtx, op, a):
 
 # --- min / max / clip / where ---------------------------------------------------------------------
 def _max(ctx: LowerCtx, dt: DType, a, b, greater: bool):
-    """numpy's maximum/minimum: `(a >= b || isnan(a)) ? a : b` (nan propagates, ties keep a)."""
+    """numpy's maximum/minimum: nan propagates; on ties real floats give b (np.maximum(0.0, -0.0)
+    is -0.0: `(a > b || isnan(a)) ? a : b`), complex ones a (its loop tests a >= b)."""
     f = ctx.builder
     if dt.is_complex:
         a_nan = f.fcmp_unordered("uno", a[0], a[1])
         keep = f.or_(a_nan, _complex_compare(ctx, "ge" if greater else "le", a, b))
         return C.select(ctx, keep, a, b)
     if dt.is_float:
-        keep = f.or_(f.fcmp_ordered(">=" if greater else "<=", a, b), f.fcmp_unordered("uno", a, a))
+        keep = f.or_(f.fcmp_ordered(">" if greater else "<", a, b), f.fcmp_unordered("uno", a, a))
     elif dt.is_bool:
         keep = f.icmp_unsigned(">=" if greater else "<=", a, b)
     else:

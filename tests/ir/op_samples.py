@@ -20,7 +20,7 @@ from ir.opdef import REQUIRED, MissingRule, OpDef, OpError, infer_result_types
 from ir.types import TensorType
 
 SAMPLE_DTYPES = (D.float32, D.float64, D.int64, D.int32, D.complex64, D.complex128, D.bool_)
-SAMPLE_SHAPES = ((2, 3), (4,), (2, 3, 4), ())
+SAMPLE_SHAPES = ((2, 3), (4,), (2, 3, 4), (), (3, 3))  # square last: the linalg factorisations
 
 
 def _subsets(rank: int) -> list[tuple[int, ...]]:
@@ -54,6 +54,10 @@ def attr_candidates(name: str, default: Any, types: list) -> list[Any]:
         "steps": [(1,) * rank, (2,) * rank],
         "shape": ([(numel,), tuple(reversed(shape)), shape + (1,)] if static else [shape]),
         "newshape": ([(numel,), tuple(reversed(shape))] if static else [shape]),
+        "kind": ["sum", "max", "sub"],  # scan kinds (ir/scans.py)
+        "length": [3],  # bincount's output length
+        "offset": [1, 0], "axis1": [0], "axis2": [1],  # diagonal
+        "status": ["ALL_NAN_SLICE"],  # require's entry status (ir/status.py)
     }
     cands = list(table.get(name, []))
     if isinstance(default, bool):

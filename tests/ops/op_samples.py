@@ -46,6 +46,10 @@ SPECIAL: dict[str, Sample] = {
     "stack": Sample([(2, 3), (2, 3)], {"axis": 1}),
     "pad": Sample([(2, 3)], {"pad_width": ((1, 0), (0, 2)), "value": 0}),
     "take": Sample([(2, 3), (4,)], {"axis": 1}),
+    "sort": Sample([(2, 3)], {"axis": 1}),
+    "argsort": Sample([(2, 3)], {"axis": 0}),
+    "searchsorted": Sample([(3,), (2, 3)], attr_variants=[{}, {"side": "right"}]),
+    "take_along_axis": Sample([(2, 3), (2, 1)], {"axis": 1}),
     "constant": Sample([], {"value": np.arange(6.0).reshape(2, 3)}, DTYPE_VARIANTS),
     "full": Sample([], {"shape": (2, 3), "value": 1}, DTYPE_VARIANTS),
     "full_like": Sample([(2, 3)], {"value": 1}, [{"dtype": None}, *DTYPE_VARIANTS]),
@@ -54,6 +58,25 @@ SPECIAL: dict[str, Sample] = {
     "fft": Sample([(4, 6)], {"axis": 1}, [{"inverse": False}, {"inverse": True, "n": 4, "norm": "ortho"}]),
     "rfft": Sample([(4, 6)], {"axis": 1}, [{}, {"n": 5, "norm": "forward"}]),
     "irfft": Sample([(4, 6)], {"axis": 0}, [{}, {"n": 7}]),
+    # the everyday numpy rows (aot/ops/scatter.py, signal.py, arrays.py)
+    "bincount": Sample([(6,), (6,)], {"length": 3}),
+    "require": Sample([(2, 3), ()], {"status": "EMPTY_MAXIMUM"}),
+    "correlate1d": Sample([(5,), (3,)], {"left": 1, "right": 1}),
+    "diagonal": Sample([(3, 4)], {"offset": 1, "axis1": 0, "axis2": 1}),
+    "scan": Sample([(2, 3)], {"kind": "sum", "axis": 1},
+                   [{}, {"kind": "max"}, {"kind": "any", "axis": 0}, {"kind": "sub", "axis": 0}, {"kind": "div"}]),
+    # numpy.linalg's factorisations (aot/ops/linalg_kernels.py): the sample arrays are ones, so the ops
+    # that refuse singular matrices take 1 x 1 ones
+    "det": Sample([(2, 3, 3)]),
+    "slogdet": Sample([(2, 3, 3)]),
+    "inv": Sample([(3, 1, 1)]),
+    "solve": Sample([(2, 1, 1), (1, 3)]),
+    "cholesky": Sample([(2, 1, 1)], attr_variants=[{"upper": False}, {"upper": True}]),
+    "qr": Sample([(4, 3)], attr_variants=[{"mode": "reduced"}, {"mode": "complete"}]),
+    "eigh": Sample([(2, 3, 3)], attr_variants=[{"uplo": "L"}, {"uplo": "U"}]),
+    "eigvalsh": Sample([(3, 3)], attr_variants=[{"uplo": "L"}, {"uplo": "U"}]),
+    "svd": Sample([(2, 4, 3)], attr_variants=[{"full_matrices": True}, {"full_matrices": False}]),
+    "svdvals": Sample([(3, 4)]),
 }
 
 

@@ -24,12 +24,18 @@ def _run(fn, *args, **kwargs):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            return np.asarray(fn(*args, **kwargs)).dtype
+            out = fn(*args, **kwargs)
+            if isinstance(out, tuple):  # a multi-result op
+                return tuple(np.asarray(o).dtype for o in out)
+            return np.asarray(out).dtype
         except (TypeError, ValueError, IndexError, np.exceptions.DTypePromotionError):
             return None
 
 
 def _dialect_dtype(npdt):
+    if isinstance(npdt, tuple):  # a multi-result op: one dtype per result
+        parts = tuple(_dialect_dtype(d) for d in npdt)
+        return None if None in parts else parts
     try:
         return None if npdt is None else D.from_numpy(npdt)
     except D.UnsupportedDTypeError:

@@ -24,7 +24,7 @@ from ir.types import ScalarType, TensorType
 
 from .op_samples import DTYPES, resolve_numpy, sample
 
-FAMILY_TRAITS = {"elementwise", "reduction", "layout", "creation", "opaque_kernel"}
+FAMILY_TRAITS = {"elementwise", "reduction", "layout", "creation", "opaque_kernel", "check"}
 
 
 @pytest.mark.parametrize("name", ALL_OPS)
@@ -129,6 +129,90 @@ def test_ufunc_table_is_built_from_the_rows():
                 named[u] = op
     assert {u: UFUNC_CORE[u] for u in named} == named
     assert {u.__name__ for u in set(UFUNC_CORE) - set(named)} == {"fabs", "rint"}
+
+
+def _row_translation(op: str, np_name: str):
+    """How the front end reaches `op` from np.<np_name>: ("ufunc", op) through the ufunc table built
+    from the rows, ("function", translation) through a translation registered against the row, or
+    None."""
+    from aot.frontend.numpy_ufuncs import UFUNC_CORE
+    from aot.frontend.registry import ROW_TRANSLATIONS
+
+    func = resolve_numpy(np_name)
+    if isinstance(func, np.ufunc) and UFUNC_CORE.get(func) == op:
+        return "ufunc", op
+    fn = ROW_TRANSLATIONS.get(op, {}).get(np_name)
+    return None if fn is None else ("function", fn)
+
+
+@pytest.mark.parametrize("name", [n for n in ALL_OPS if OPDEFS[n].numpy_names])
+def test_every_numpy_name_of_a_row_is_translated_through_the_row(name):
+    """Each numpy callable a row names translates to that row: through the ufunc table or a function
+    translation registered against the op (registry.translates), never by a hand-listed
+    decomposition; a row that is reached otherwise says so with a marker."""
+    from aot.frontend import TRANSLATIONS
+
+    d = OPDEFS[name]
+    if "no_frontend_name" in d.markers:
+        pytest.skip(f"{name}: {d.markers['no_frontend_name']}")
+    for np_name in d.numpy_names:
+        func = resolve_numpy(np_name)
+        how = _row_translation(name, np_name)
+        assert how is not None, (f"{name}: np.{np_name} has no translation registered against the row "
+                                 f"(ufunc table or @translates({name!r}))")
+        assert _is_translated(func, TRANSLATIONS), f"{name}: np.{np_name} is not in TRANSLATIONS"
+        if how[0] == "function":
+            assert TRANSLATIONS[func] is how[1], f"{name}: np.{np_name} translates by {TRANSLATIONS[func]}"
+
+
+def test_function_table_is_keyed_by_rows():
+    """Every entry of the row-keyed function table names an op that exists and a numpy name that op's
+    row lists, and resolves to a numpy callable that TRANSLATIONS maps to that translation."""
+    from aot.frontend import TRANSLATIONS
+    from aot.frontend.registry import ROW_TRANSLATIONS
+
+    assert ROW_TRANSLATIONS, "no function translation registers against a row"
+    for op, by_name in ROW_TRANSLATIONS.items():
+        assert op in OPDEFS and op in ALL_OPS, f"function table entry for unknown op {op!r}"
+        for np_name, fn in by_name.items():
+            assert np_name in OPDEFS[op].numpy_names, f"{op}: np.{np_name} is not one of its row's names"
+            func = resolve_numpy(np_name)
+            assert callable(func) and not (isinstance(func, np.ufunc) and OPDEFS[op].has("elementwise")), \
+                f"{op}: np.{np_name} is an elementwise ufunc (the ufunc table translates it)"
+            assert TRANSLATIONS[func] is fn, f"{op}: np.{np_name} translates by {TRANSLATIONS[func]}"
+
+
+def test_translation_table_is_derived():
+    """TRANSLATIONS is the ufunc table, the row-keyed functions and the decompositions, with no
+    callable in two of them; a hand-listed decomposition is never a callable a row names."""
+    from aot.frontend import TRANSLATIONS
+    from aot.frontend.numpy_api import DECOMPOSITIONS, MODULES, ROW_FUNCTIONS, UFUNCS
+
+    tables = {"ufuncs": UFUNCS, "row functions": ROW_FUNCTIONS, "decompositions": DECOMPOSITIONS}
+    for (a, ta), (b, tb) in itertools.combinations(tables.items(), 2):
+        assert not set(ta) & set(tb), f"in both {a} and {b}: {set(ta) & set(tb)}"
+    assert set(TRANSLATIONS) == set(UFUNCS) | set(ROW_FUNCTIONS) | set(DECOMPOSITIONS)
+    row_named = {resolve_numpy(n): op for n, op in NUMPY_NAMES.items()}
+    for m in MODULES:
+        for func in m.DECOMPOSITIONS:
+            assert func not in row_named, (f"{m.__name__}.DECOMPOSITIONS lists {func.__name__}, which the "
+                                           f"{row_named[func]} row names: register it with @translates")
+            assert not isinstance(func, np.ufunc), f"{m.__name__}.DECOMPOSITIONS lists the ufunc {func}"
+
+
+def test_translates_checks_the_row():
+    """A translation registers only against an existing row, for names the row lists, once."""
+    from aot.frontend.registry import ROW_TRANSLATIONS, translates
+
+    before = {op: dict(t) for op, t in ROW_TRANSLATIONS.items()}
+    op = next(iter(ROW_TRANSLATIONS))
+    with pytest.raises(KeyError, match="no op row"):
+        translates("not_an_op")
+    with pytest.raises(ValueError, match="numpy_names"):
+        translates(op, "not_a_numpy_name")
+    with pytest.raises(ValueError, match="translated twice"):
+        translates(op)(lambda em, *a: None)
+    assert {op: dict(t) for op, t in ROW_TRANSLATIONS.items()} == before
 
 
 @pytest.mark.parametrize("name", [n for n in ALL_OPS if OPDEFS[n].has("elementwise")])
@@ -237,10 +321,12 @@ def test_builder_infers_reference_type(name):
     s = sample(name)
     dts, attrs = _first_valid_dtypes(name)
     ref = OPDEFS[name].reference(*s.arrays(dts), **attrs)
-    assert isinstance(ref, np.ndarray)
+    refs = ref if OPDEFS[name].num_results > 1 else (ref,)  # a multi-result op returns a tuple
+    assert len(refs) == OPDEFS[name].num_results and all(isinstance(r, np.ndarray) for r in refs)
     f, b = ir.new_func(ir.Module(), "f", [TensorType(dt, shp) for dt, shp in zip(dts, s.shapes)])
     out = b.op(name, *f.args, **attrs)
-    assert out.type == TensorType(D.from_numpy(ref.dtype), ref.shape)
+    outs = out if OPDEFS[name].num_results > 1 else (out,)
+    assert [o.type for o in outs] == [TensorType(D.from_numpy(r.dtype), r.shape) for r in refs]
 
 
 @pytest.mark.parametrize("name", [n for n in ALL_OPS if OPDEFS[n].has("elementwise")])

@@ -24,6 +24,7 @@ from .op_samples import sample
 
 SHAPES = [(), (0,), (1,), (3,), (2, 3), (1, 3), (3, 1), (0, 3), (2, 1, 4), (2, 0, 1)]
 INDEX_OPS = {"take": 1}  # operand positions holding indices (int64 sample arrays)
+CONDITION_OPS = {"require": 1}  # operand positions holding a check's condition (true bool arrays)
 
 
 def _data_dtype(name, n):
@@ -40,6 +41,8 @@ def _data_dtype(name, n):
 
 def _arrays(name, shapes):
     dt = _data_dtype(name, len(shapes))
+    if name in CONDITION_OPS:  # a check's condition holds: its shape rule is what is tested
+        return [np.ones(s, bool) if CONDITION_OPS[name] == i else np.zeros(s, dt) for i, s in enumerate(shapes)]
     return [np.zeros(s, np.int64 if INDEX_OPS.get(name) == i else dt) for i, s in enumerate(shapes)]
 
 
@@ -47,7 +50,8 @@ def _numpy_shape(name, shapes, attrs):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            return OPDEFS[name].reference(*_arrays(name, shapes), **attrs).shape
+            out = OPDEFS[name].reference(*_arrays(name, shapes), **attrs)
+            return tuple(o.shape for o in out) if isinstance(out, tuple) else out.shape  # tuple: multi-result
         except (ValueError, IndexError, TypeError):
             return None
 
@@ -110,6 +114,49 @@ LAYOUT_CASES = {
         [(), (0,), (3,), (4,), (2, 3), (3, 4), (1, 3, 4), (5, 2, 3), (3, 0), (0, 3)], repeat=2)),
 }
 
+# the everyday numpy rows (aot/ops/scatter.py, signal.py, arrays.py)
+LAYOUT_CASES.update({
+    "bincount": lambda: (([s], {"length": n}) for s in [(0,), (3,), (2, 3), ()] for n in (1, 4)),
+    "correlate1d": lambda: ((list(s), {"left": lo, "right": hi})
+                            for s in [((5,), (3,)), ((3,), (3,)), ((2,), (3,)), ((4,), (1,)), ((2, 3), (1,))]
+                            for lo, hi in [(0, 0), (1, 1), (2, 2), (1, 0)]),
+    "diagonal": lambda: (([x], {"offset": o, "axis1": i, "axis2": j}) for x in SHAPES if len(x) >= 2
+                         for o in (-2, 0, 1, 3) for i in range(len(x)) for j in range(len(x)) if i != j),
+})
+INDEX_OPS["bincount"] = 0
+
+# run-time checks (aot/ops/checks.py): the condition is 0-d
+LAYOUT_CASES["require"] = lambda: (([x, c], {"status": "EMPTY_MAXIMUM"}) for x in SHAPES for c in [(), (1,)])
+
+# sorting and searching (aot/ops/sorting.py)
+LAYOUT_CASES.update({
+    "sort": lambda: (([x], {"axis": ax}) for x in SHAPES for ax in range(len(x))),
+    "argsort": lambda: (([x], {"axis": ax}) for x in SHAPES for ax in range(len(x))),
+    "searchsorted": lambda: (([a, v], {}) for a in [(), (0,), (3,), (2, 3)] for v in SHAPES),
+    "take_along_axis": lambda: (([x, i], {"axis": ax}) for x in SHAPES for i in SHAPES if len(i) == len(x)
+                                for ax in range(len(x))),
+})
+INDEX_OPS["take_along_axis"] = 1
+
+# numpy.linalg's factorisations (aot/ops/linalg_kernels.py): the arrays are zeros, so the ops that refuse
+# singular matrices get only empty ones (and shapes they must refuse)
+_LINALG_SQUARE = [(), (3,), (2, 3), (3, 3), (1, 1), (0, 0), (2, 0, 0), (0, 3, 3), (2, 2, 4, 4)]
+_LINALG_NONSINGULAR = [(), (3,), (2, 3), (0, 0), (2, 0, 0), (0, 3, 3), (3, 0, 2, 2)]
+_LINALG_ANY = [(3,), (2, 3), (3, 2), (0, 3), (2, 0), (0, 0), (2, 4, 3), (3, 2, 5), (1, 1)]
+LAYOUT_CASES.update({
+    "det": lambda: (([s], {}) for s in _LINALG_SQUARE),
+    "slogdet": lambda: (([s], {}) for s in _LINALG_SQUARE),
+    "inv": lambda: (([s], {}) for s in _LINALG_NONSINGULAR),
+    "cholesky": lambda: (([s], {"upper": u}) for s in _LINALG_NONSINGULAR for u in (False, True)),
+    "solve": lambda: (([a, b], {}) for a in _LINALG_NONSINGULAR
+                      for b in [(3,), (0, 1), (0, 0), (2, 0, 3), (0, 2), (3, 0, 0)]),
+    "eigh": lambda: (([s], {"uplo": u}) for s in _LINALG_SQUARE for u in "LU"),
+    "eigvalsh": lambda: (([s], {"uplo": u}) for s in _LINALG_SQUARE for u in "LU"),
+    "qr": lambda: (([s], {"mode": m}) for s in _LINALG_ANY for m in ("reduced", "complete")),
+    "svd": lambda: (([s], {"full_matrices": f}) for s in _LINALG_ANY for f in (True, False)),
+    "svdvals": lambda: (([s], {}) for s in _LINALG_ANY),
+})
+
 
 def _random_cases(name, rng):
     for _ in range(150):
@@ -124,6 +171,8 @@ def _random_cases(name, rng):
         elif name in ("fft", "rfft", "irfft"):
             n = rng.choice([None, None, 0, 1, 4, 5])
             yield [shape], {"axis": rng.randrange(len(shape)), "n": n}
+        elif name == "scan":
+            yield [shape], {"kind": rng.choice(["sum", "max", "sub"]), "axis": rng.randrange(len(shape))}
 
 
 def concrete_cases(name):

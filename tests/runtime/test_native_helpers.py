@@ -51,11 +51,12 @@ def test_layouts():
     assert (s.a, s.c, len(s)) == (0, 2, 3) and s.pack(c=3, a=1, b=2) == [1, 2, 3]
     with pytest.raises(AttributeError):
         s.d  # noqa: B018
+    py = {"py_long": 11, "save_thread": 12, "restore_thread": 13, "gil_elements": 14}
     ctx = CHECKED_CALL.pack([{"descr": 7, "rank": 2, "dims": (3, 4), "strides": (32, 8)}], entry=1, n_objects=2,
-                            meta=5, ndarray_type=6, n_inputs=1)
-    assert ctx == [1, 2, 5, 6, 1, 7, 2, 3, 4, 32, 8]
+                            meta=5, ndarray_type=6, n_inputs=1, **py)
+    assert ctx == [1, 2, 5, 6, 1, 11, 12, 13, 14, 7, 2, 3, 4, 32, 8]
     assert STRIDED_CALL.pack([{"descr": 0, "rank": 1, "itemsize": 8}], entry=1, n_objects=1, n_meta=2,
-                             ndarray_type=6, n_inputs=0) == [1, 1, 2, 6, 0, 0, 1, 8]
+                             ndarray_type=6, n_inputs=0, **py) == [1, 1, 2, 6, 0, 11, 12, 13, 14, 0, 1, 8]
     assert len(FFT_THUNK) == 19 and FFT_THUNK.src_base == 17
     assert tuple(name for name, _ in ARRAY_LAYOUT) == ARRAY_FIELDS  # the probe reads what the helpers need
 
@@ -92,3 +93,45 @@ def test_warm_process_loads_helpers_without_the_code_generator(tmp_path):
     subprocess.run(run, env=env, cwd=ROOT, check=True, capture_output=True)
     out = subprocess.run(run, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+# An entry that writes, into its output's first element, whether the calling thread holds the GIL.
+_GIL_IR = r"""
+define i32 @gil_held(ptr %data, ptr %meta) {
+entry:
+  %outp = getelementptr ptr, ptr %data, i64 1
+  %out = load ptr, ptr %outp
+  %check = inttoptr i64 ADDRESS to ptr
+  %held = call i32 %check()
+  %v = sitofp i32 %held to double
+  store double %v, ptr %out
+  ret i32 0
+}
+"""
+
+
+def _gil_probe(shape):
+    import ctypes
+
+    address = ctypes.cast(ctypes.pythonapi.PyGILState_Check, ctypes.c_void_p).value
+    sig = Signature((ArgSpec(np.float64, shape),), (ArgSpec(np.float64, shape),), "gil_held")
+    return runtime.load(_GIL_IR.replace("ADDRESS", str(address)), "gil_held", sig, helpers=HELPERS)
+
+
+@pytest.mark.parametrize("n, held", [(16, 1.0), (1 << 20, 0.0)])
+def test_trampolines_release_the_gil_around_large_work(n, held):
+    """Small calls keep the GIL (releasing costs more than they take); large ones let other
+    Python threads run, as numpy's loops do."""
+    static = _gil_probe((n,))
+    assert static.fast(np.zeros(n))[0] == held
+    strided = _gil_probe(("n",)).fast_function(unwrap=True, guard=lambda A: True)
+    assert strided(np.zeros(n))[0] == held
+    assert strided(np.zeros(2 * n)[::2])[0] == held  # the strided helper counts elements, not bytes
+
+
+def test_trampolines_refuse_a_wrong_argument_count():
+    f = _load((6,), HELPERS)
+    call = f.fast.__globals__["call"]  # the builtin over aot_call_checked
+    x, out = np.arange(6.0), np.empty(6)
+    assert call(x, out) == 0 and (out == 2 * x).all()
+    assert call(x) == -1 and call(x, out, out) == -1 and call() == -1

@@ -211,3 +211,36 @@ def test_global_scalar_change_is_seen_after_warm_calls(backend):
         assert any("global SCALE == 5" in g for g in f.cache_info()["entries"][1]["guards"])
     finally:
         SCALE = 3
+
+
+def test_hot_path_counts_hits_per_entry_and_follows_the_last_entry():
+    """__call__ tries the entry the last fast call hit first; cache_info still counts each hit
+    against its own entry."""
+    f = aot.compile(lambda x: x * 2.0, dynamic=False)  # two static entries
+    a, b = np.ones(4), np.ones(5)
+    for _ in range(3):
+        f(a)
+    for _ in range(4):
+        f(b)
+    f(a)
+    info = f.cache_info()
+    assert info["compiles"] == 2 and info["hits"] == 6
+    assert [e["hits"] for e in info["entries"]] == [3, 3]
+    np.testing.assert_array_equal(f(b), b * 2.0)
+    f.reset()
+    assert f.cache_info()["hits"] == 0
+    np.testing.assert_array_equal(f(a), a * 2.0)
+
+
+def test_dynamic_fast_path_checks_sizes_and_leaves_the_rest_to_the_native_call():
+    f = aot.compile(lambda x, y: x * y + 1.0, dynamic=True)
+    x = np.arange(6.0)
+    for _ in range(3):
+        f(x, x)
+    fast = f._fast
+    assert fast is not None
+    np.testing.assert_array_equal(fast(x[::2], x[1::2]), x[::2] * x[1::2] + 1.0)
+    for args in ((x, x[:5]), (x, x.astype(np.float32)), (x, x.reshape(2, 3)), (x, list(x)), (x,), (x[:1], x[:1])):
+        assert fast(*args) is None, args  # then the general path: guards, recompiles, numpy's errors
+    with pytest.raises(ValueError):
+        f(x, x[:5])

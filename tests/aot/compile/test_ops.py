@@ -325,6 +325,15 @@ def test_every_op_has_a_case():
     for fn in LAYOUT_FNS.values():
         reached |= _graph_ops(fn, x, x)
     reached |= _graph_ops(_creation, x) | _graph_ops(_iota, x) | _graph_ops(lambda a: a @ a.T, x)
+    reached |= _graph_ops(lambda a: np.cumsum(a, axis=0), x)  # scan: tests/aot/compile/test_numpy_scans.py
+    reached |= _graph_ops(lambda a: (np.bincount(a[0] > 0, minlength=2), np.convolve(a[0], a[1]), np.diagonal(a),
+                                     np.nanargmax(a)), x)  # bincount, correlate1d, diagonal, require: test_numpy_everyday.py
+    spd = 2 * np.eye(4) + 0.1  # sorting: test_numpy_sorting.py; linalg: test_numpy_linalg_kernels.py
+    reached |= _graph_ops(lambda a: (np.sort(a[0]), np.argsort(a[0]), np.searchsorted(a[1], a[0]),
+                                     np.take_along_axis(a, np.argsort(a, axis=1), axis=1)), x)
+    reached |= _graph_ops(lambda a: (np.linalg.det(a), np.linalg.slogdet(a), np.linalg.inv(a), np.linalg.solve(a, a[0]),
+                                     np.linalg.cholesky(a), np.linalg.qr(a), np.linalg.eigh(a), np.linalg.eigvalsh(a),
+                                     np.linalg.svd(a), np.linalg.svd(a, compute_uv=False)), spd)
     for fns in FFTS.values():
         for f in fns:
             reached |= _graph_ops(f, x if f is np.fft.rfft else x.astype(complex))

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from aot.frontend import EagerEmitter, FrontendError, UnsupportedError, getitem, setitem
+from aot.frontend.selection import MaskedSelection
 
 from ._support import DTYPES, assert_same, make
 
@@ -55,9 +56,20 @@ def test_errors():
     with pytest.raises(IndexError, match="single ellipsis"):
         getitem(em, x, (Ellipsis, Ellipsis))
     with pytest.raises(UnsupportedError, match="boolean mask"):
-        getitem(em, x, x > 0)
-    with pytest.raises(UnsupportedError, match="boolean mask"):
-        getitem(em, x, [True, False, True])
+        getitem(em, x, (x[:, 0] > 0, 0))  # a mask inside a tuple key
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        getitem(em, x, [True, False])
+
+
+def test_boolean_masks():
+    x = make("float64", (3, 4))
+    em = EagerEmitter()
+    assert_same(getitem(em, x, [True, False, True]), x[[True, False, True]])  # a known mask: a take
+    sel = getitem(em, x, x > 0)  # a value mask: a selection, whose reductions are masked ones
+    assert isinstance(sel, MaskedSelection)
+    np.testing.assert_allclose(sel.sum(), x[x > 0].sum())
+    with pytest.raises(UnsupportedError, match="data-dependent"):
+        len(sel)
     with pytest.raises(UnsupportedError, match="more than one integer array"):
         getitem(em, x, ([0, 1], [1, 2]))
     with pytest.raises(IndexError, match="only integers, slices"):
