@@ -1,6 +1,6 @@
 """The standalone C ABI of aot shared libraries: DLPack layout, status codes, the generated header.
 
-A library for function NAME exports (see DESIGN.md, "Native calling convention and the C ABI"):
+A library for function NAME exports (examples/c_abi/README.md describes the ABI for its users):
 
     int         NAME(const DLTensor *inputs, int32_t n_inputs, DLTensor *outputs, int32_t n_outputs);
     int         NAME_output_shapes(const DLTensor *inputs, int32_t n_inputs, int64_t *shapes_out);

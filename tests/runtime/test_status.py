@@ -72,3 +72,14 @@ def test_entry_codes_unique_and_nonzero():
     assert all(s.library in status.LIBRARY_CODE for s in status.ENTRY)
     err = runtime.native_error("fn", 77)
     assert type(err) is runtime.NativeError and "77" in str(err)
+
+
+def test_c_abi_readme_lists_every_library_status():
+    """The C ABI's users read the status codes in examples/c_abi/README.md: it must match ir/status.py."""
+    from pathlib import Path
+
+    from ir.status import LIBRARY
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "c_abi" / "README.md").read_text()
+    for s in LIBRARY:
+        assert f"| `AOT_STATUS_{s.name}` | {s.code} |" in text, s.name
