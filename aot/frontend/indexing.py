@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from ir import dtypes as irdt
 from ir.symbols import current_decider, is_static
 
 from .emitter import Emitter, abstract_of
 from .numpy_shape import _bool_mask_error, expand_dims, flip, reshape, squeeze, take, transpose
-from .numpy_ufuncs import emit
+from .numpy_ufuncs import apply_ufunc, emit
 from .operands import FrontendError, UnsupportedError, to_value
 from .selection import MaskedSelection
 from .shapes import dim_le, same_dim, static_int
@@ -145,8 +146,7 @@ def getitem(em: Emitter, x: Any, key: Any):
     items = _expand(em, key, abstract_of(x).ndim)
     arrays = [i for i, it in enumerate(items) if it.kind == "array"]
     if len(arrays) > 1:
-        raise UnsupportedError("indexing with more than one integer array is not supported in traced code; "
-                               "index one axis at a time")
+        return _index_arrays(em, x, items)
     specs, squeezed = _basic_specs(items, abstract_of(x).shape)
     x = squeeze(em, slice_dims(em, x, specs), squeezed)
     if arrays:
@@ -156,6 +156,36 @@ def getitem(em: Emitter, x: Any, key: Any):
     if arrays and not _advanced_adjacent(items):
         x = _array_dims_first(em, x, slots)
     return x
+
+
+def _index_arrays(em: Emitter, x: Any, items: list[_Item]):
+    """x[i, j, ...] with several integer arrays (and ints) on adjacent dims, the others sliced: the
+    indexed dims merge into one, indexed by the flat index of the broadcast arrays, so the result's
+    dims stand where the indexed ones did (numpy's rule for adjacent advanced indices). Negative
+    indices wrap; one out of range fails the call with IndexError."""
+    adv = [i for i, it in enumerate(items) if it.kind in ("int", "array")]
+    if adv != list(range(adv[0], adv[-1] + 1)) or any(it.kind == "none" for it in items):
+        raise UnsupportedError("indexing with several integer arrays is supported on adjacent dims without "
+                               "None; index one axis at a time")
+    x = slice_dims(em, x, [it.value if it.kind == "slice" else slice(None) for it in items])
+    shape, a = abstract_of(x).shape, adv[0]
+    dims = [static_int(shape[d], f"the length of indexed axis {d}") for d in adv]
+    flat, ok = None, None
+    for d, n in zip(adv, dims):
+        v = items[d].value
+        known = isinstance(v, (np.ndarray, list, int, np.integer))  # checked now as numpy does (and at run time)
+        if known and np.size(v) and not (-n <= np.min(v) and np.max(v) < n):
+            bad = np.asarray(v).ravel()[(np.asarray(v).ravel() < -n) | (np.asarray(v).ravel() >= n)][0]
+            raise IndexError(f"index {bad} is out of bounds for axis {d} with size {n}")
+        v = to_value(em, v, irdt.int64)
+        v = emit(em, "where", apply_ufunc(em, np.less, v, 0), apply_ufunc(em, np.add, v, n), v)
+        inside = apply_ufunc(em, np.logical_and, apply_ufunc(em, np.greater_equal, v, 0), apply_ufunc(em, np.less, v, n))
+        ok = inside if ok is None else apply_ufunc(em, np.logical_and, ok, inside)
+        flat = v if flat is None else apply_ufunc(em, np.add, apply_ufunc(em, np.multiply, flat, n), v)
+    all_ok = emit(em, "all", ok, axes=tuple(range(abstract_of(ok).ndim)), keepdims=False) if abstract_of(ok).ndim else ok
+    flat = emit(em, "require", flat, all_ok, status="INDEX_OUT_OF_RANGE")
+    merged = reshape(em, x, tuple(shape[:a]) + (int(np.prod(dims)),) + tuple(shape[a + len(adv):]))
+    return take(em, merged, flat, a)
 
 
 def _is_mask(em: Emitter, key: Any) -> bool:

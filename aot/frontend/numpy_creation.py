@@ -196,10 +196,9 @@ np_triu = _tri_mask(lower=False)
 
 
 # functions of Python scalars and shapes only: numpy computes them while tracing (a constant in the
-# graph). Not with a size read from a dynamic shape (numpy's math on a SymInt fails), nor
-# tril/triu/diag_indices, whose index pairs need indexing with two integer arrays.
+# graph). Not with a size read from a dynamic shape (numpy's math on a SymInt fails).
 TRACE_TIME = (np.bartlett, np.blackman, np.hamming, np.hanning, np.kaiser, np.indices, np.broadcast_shapes,
-              np.geomspace, np.logspace)
+              np.geomspace, np.logspace, np.tril_indices, np.triu_indices, np.diag_indices)
 
 # numpy functions that are not one core op (the row-named ones register with @translates)
 DECOMPOSITIONS = {

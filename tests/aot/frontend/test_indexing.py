@@ -70,8 +70,9 @@ def test_boolean_masks():
     np.testing.assert_allclose(sel.sum(), x[x > 0].sum())
     with pytest.raises(UnsupportedError, match="data-dependent"):
         len(sel)
-    with pytest.raises(UnsupportedError, match="more than one integer array"):
-        getitem(em, x, ([0, 1], [1, 2]))
+    assert_same(getitem(em, x, ([0, 1], [1, 2])), x[[0, 1], [1, 2]])  # two arrays: a flat take
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
+        getitem(em, x, ([0, 1], [1, 4]))
     with pytest.raises(IndexError, match="only integers, slices"):
         getitem(em, x, 1.5)
     with pytest.raises(FrontendError, match="immutable.*np.where"):
