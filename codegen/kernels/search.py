@@ -15,10 +15,10 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType
 
-from ..llvm.loops import i64
+from ..llvm.loops import for_range, i64
 from ..llvm.types import I64, PTR, memory_type
 from .common import new_kernel
-from .sort_keys import Var, counted_loop, element_keys, gep, keys_less
+from .sort_keys import Var, element_keys, gep, keys_less
 
 
 def _probe_value(b: L.IRBuilder, dt: DType, ptr, index):
@@ -53,7 +53,7 @@ def emit_searchsorted(module: L.Module, name: str, dt: DType, rank: int, side: s
     v_str = [slot(5 + rank + k) for k in range(rank)]
     o_str = [slot(5 + 2 * rank + k) for k in range(rank)]
     lo, hi = Var(entry, b, I64, None, "lo"), Var(entry, b, I64, None, "hi")
-    with counted_loop(b, begin, end, "v") as i:
+    with for_range(b, begin, end, name="v") as i:
         vo, oo, rest = i64(0), i64(0), i
         for k in range(rank - 1, -1, -1):
             idx = b.srem(rest, dims[k]) if k else rest  # the outermost index needs no division

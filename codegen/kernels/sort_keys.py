@@ -13,13 +13,12 @@ Keys are computed from the elements' bits (integer ops only), so NaN payloads ne
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 
 from llvmlite import ir as L
 
 from ir.dtypes import DType
 
-from ..llvm.loops import alloca, i64
+from ..llvm.loops import alloca, for_range, i64
 from ..llvm.types import I1, I8, I64, PTR
 
 COMPLEX_WORDS = 3
@@ -138,25 +137,6 @@ class Var:
 
     def set(self, v) -> None:
         self.b.store(v, self.slot)
-
-
-@contextmanager
-def counted_loop(b: L.IRBuilder, start, stop, name: str = "j"):
-    """for (j = start; j < stop; j++) with an i64 phi; the builder ends after the loop."""
-    pre = b.block
-    head = b.append_basic_block(f"{name}.head")
-    body = b.append_basic_block(f"{name}.body")
-    done = b.append_basic_block(f"{name}.done")
-    b.branch(head)
-    b.position_at_end(head)
-    j = b.phi(I64, name=name)
-    j.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", j, stop), body, done)
-    b.position_at_end(body)
-    yield j
-    j.add_incoming(b.add(j, i64(1)), b.block)
-    b.branch(head)
-    b.position_at_end(done)
 
 
 def gep(b: L.IRBuilder, typ: L.Type, ptr, index):

@@ -22,12 +22,11 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType
 
-from ..llvm.loops import i64
+from ..llvm.loops import for_range, i64
 from ..llvm.types import I64, PTR
 from .common import new_kernel
 from .sort_keys import (
     Var,
-    counted_loop,
     decode_key,
     gep,
     int_type,
@@ -69,10 +68,10 @@ def emit_keys(module: L.Module, name: str, dt: DType, argsort: bool) -> L.Functi
     bits = key_bits(dt)
     kt = int_type(bits)
     count = dt.is_float and not argsort
-    with counted_loop(b, begin, end, "blk") as t:
+    with for_range(b, begin, end, name="blk") as t:
         lo, hi = _block(b, t, n, nblocks)
         counts = [Var(entry, b, I64, i64(0)) for _ in STATS] if count else []
-        with counted_loop(b, lo, hi, "key") as j:
+        with for_range(b, lo, hi, name="key") as j:
             v = load_bits(b, dt, x, b.mul(j, xs))
             b.store(real_key(b, dt, v), gep(b, kt, k0, j))
             if argsort:
@@ -95,12 +94,12 @@ def emit_hist(module: L.Module, name: str, bits: int) -> L.Function:
     n, nblocks, shift = s[1], s[2], s[4]
     kt = int_type(bits)
     sh = entry.trunc(shift, kt) if bits < 64 else shift
-    with counted_loop(b, begin, end, "blk") as t:
+    with for_range(b, begin, end, name="blk") as t:
         h = gep(b, I64, hist, b.mul(t, i64(BUCKETS)))
-        with counted_loop(b, i64(0), i64(BUCKETS), "clear") as c:
+        with for_range(b, i64(0), i64(BUCKETS), name="clear") as c:
             b.store(i64(0), gep(b, I64, h, c))
         lo, hi = _block(b, t, n, nblocks)
-        with counted_loop(b, lo, hi, "count") as j:
+        with for_range(b, lo, hi, name="count") as j:
             slot = gep(b, I64, h, _digit(b, b.load(gep(b, kt, src, j), typ=kt), sh, bits))
             b.store(b.add(b.load(slot, typ=I64), i64(1)), slot)
     return _finish(fn, entry, b)
@@ -118,10 +117,10 @@ def emit_scatter(module: L.Module, name: str, bits: int, with_idx: bool) -> L.Fu
     n, nblocks, shift = s[4], s[5], s[7]
     kt = int_type(bits)
     sh = entry.trunc(shift, kt) if bits < 64 else shift
-    with counted_loop(b, begin, end, "blk") as t:
+    with for_range(b, begin, end, name="blk") as t:
         o = gep(b, I64, offs, b.mul(t, i64(BUCKETS)))
         lo, hi = _block(b, t, n, nblocks)
-        with counted_loop(b, lo, hi, "scatter") as j:
+        with for_range(b, lo, hi, name="scatter") as j:
             k = b.load(gep(b, kt, sk, j), typ=kt)
             slot = gep(b, I64, o, _digit(b, k, sh, bits))
             p = b.load(slot, typ=I64)
@@ -138,9 +137,9 @@ def emit_out(module: L.Module, name: str, dt: DType, argsort: bool) -> L.Functio
     k, idx, out = (entry.inttoptr(s[i], PTR) for i in range(3))
     os_, n, nblocks = s[3], s[4], s[5]
     kt = int_type(key_bits(dt))
-    with counted_loop(b, begin, end, "blk") as t:
+    with for_range(b, begin, end, name="blk") as t:
         lo, hi = _block(b, t, n, nblocks)
-        with counted_loop(b, lo, hi, "out") as j:
+        with for_range(b, lo, hi, name="out") as j:
             if argsort:
                 b.store(b.load(gep(b, I64, idx, j), typ=I64), gep(b, I64, out, b.mul(j, os_)))
             else:
@@ -158,7 +157,7 @@ def emit_fix(module: L.Module, name: str, dt: DType) -> L.Function:
         counts = {}
         for k, what in enumerate(STATS):
             total = Var(entry, b, I64, i64(0))
-            with counted_loop(b, i64(0), nblocks, f"sum_{what}") as t:
+            with for_range(b, i64(0), nblocks, name=f"sum_{what}") as t:
                 v = b.load(gep(b, I64, stats, b.add(b.mul(t, i64(len(STATS))), i64(k))), typ=I64)
                 total.set(b.add(total.get(), v))
             counts[what] = total

@@ -27,12 +27,11 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType
 
-from ..llvm.loops import alloca, i64
+from ..llvm.loops import alloca, for_range, i64
 from ..llvm.types import I1, I64, PTR, VOID
 from .common import new_kernel
 from .sort_keys import (
     Var,
-    counted_loop,
     decode_key,
     element_keys,
     gep,
@@ -91,7 +90,7 @@ def slot_layout(b: L.IRBuilder, n, dt: DType, argsort: bool) -> tuple[list, L.Va
 # --- the key sort -------------------------------------------------------------------------------------
 def _insertion(b: L.IRBuilder, fn: L.Function, kt: L.Type, keys, idx, n) -> None:
     """Stable insertion sort of keys[0:n] (unsigned), moving idx along when it is not None."""
-    with counted_loop(b, i64(1), n, "ins") as j:
+    with for_range(b, i64(1), n, name="ins") as j:
         k = b.load(gep(b, kt, keys, j), typ=kt)
         i = b.load(gep(b, I64, idx, j), typ=I64) if idx is not None else None
         pre = b.block
@@ -132,12 +131,12 @@ def _count(b: L.IRBuilder, entry: L.IRBuilder, kt: L.Type, keys, lo, hi, key, cm
     splat = b.shuffle_vector(splat, undef, L.Constant(L.VectorType(L.IntType(32), lanes), [0] * lanes))
     acc = Var(entry, b, vt, L.Constant(vt, [0] * lanes))
     full = b.sub(hi, b.srem(b.sub(hi, lo), i64(lanes)))
-    with counted_loop(b, i64(0), b.sdiv(b.sub(full, lo), i64(lanes)), "vcmp") as v:
+    with for_range(b, i64(0), b.sdiv(b.sub(full, lo), i64(lanes)), name="vcmp") as v:
         chunk = b.load(gep(b, kt, keys, b.add(lo, b.mul(v, i64(lanes)))), typ=vt, align=1)
         acc.set(b.sub(acc.get(), b.sext(b.icmp_unsigned(cmp, chunk, splat), vt)))
     vsum = _reduce_add(b, acc.get())
     total = Var(entry, b, I64, b.zext(vsum, I64) if kt.width < 64 else vsum)
-    with counted_loop(b, full, hi, "cmp") as j:
+    with for_range(b, full, hi, name="cmp") as j:
         kj = b.load(gep(b, kt, keys, j), typ=kt)
         total.set(b.add(total.get(), b.zext(b.icmp_unsigned(cmp, kj, key), I64)))
     return total.get()
@@ -154,7 +153,7 @@ def _rank_sort(b: L.IRBuilder, entry: L.IRBuilder, kt: L.Type, k0, k1, i0, i1, n
     """Stable sort of k0[0:n] (i0 along, when not None) into k1 (i1) by ranks: key i goes to the
     number of keys before it that are <= it plus the keys after it that are < it. n**2 compares
     in SIMD counts, branch-free: fast for short rows."""
-    with counted_loop(b, i64(0), n, "rank") as i:
+    with for_range(b, i64(0), n, name="rank") as i:
         ki = b.load(gep(b, kt, k0, i), typ=kt)
         r = b.add(_count(b, entry, kt, k0, i64(0), i, ki, "<="), _count(b, entry, kt, k0, i, n, ki, "<"))
         b.store(ki, gep(b, kt, k1, r))
@@ -190,7 +189,7 @@ def key_sort(module: L.Module, bits: int, with_idx: bool) -> L.Function:
     flipped = Var(entry, b, I1, L.Constant(I1, 0))
     memset0(module, b, hist, i64(digits * BUCKETS * 8))
     mask = L.Constant(kt, BUCKETS - 1)
-    with counted_loop(b, i64(0), n, "hist") as j:
+    with for_range(b, i64(0), n, name="hist") as j:
         k = b.load(gep(b, kt, k0, j), typ=kt)
         for d in range(digits):
             bucket = b.and_(b.lshr(k, L.Constant(kt, DIGIT * d)) if d else k, mask)
@@ -198,7 +197,7 @@ def key_sort(module: L.Module, bits: int, with_idx: bool) -> L.Function:
             b.store(b.add(b.load(slot, typ=I64), i64(1)), slot)
     src_k, dst_k = Var(entry, b, PTR, k0), Var(entry, b, PTR, k1)
     src_i, dst_i = Var(entry, b, PTR, i0), Var(entry, b, PTR, i1)
-    with counted_loop(b, i64(0), i64(digits), "digit") as d:
+    with for_range(b, i64(0), i64(digits), name="digit") as d:
         shift = b.trunc(b.mul(d, i64(DIGIT)), kt) if bits < 64 else b.mul(d, i64(DIGIT))
         h = gep(b, I64, hist, b.mul(d, i64(BUCKETS)))
 
@@ -210,13 +209,13 @@ def key_sort(module: L.Module, bits: int, with_idx: bool) -> L.Function:
         first = b.load(gep(b, I64, h, bucket_of(b.load(sk, typ=kt))), typ=I64)
         with b.if_then(b.icmp_signed("!=", first, n)):  # else every key has this digit: skip it
             total = Var(entry, b, I64, i64(0))
-            with counted_loop(b, i64(0), i64(BUCKETS), "scan") as t:
+            with for_range(b, i64(0), i64(BUCKETS), name="scan") as t:
                 slot = gep(b, I64, h, t)
                 c = b.load(slot, typ=I64)
                 b.store(total.get(), slot)
                 total.set(b.add(total.get(), c))
             sk, dk, si, di = src_k.get(), dst_k.get(), src_i.get(), dst_i.get()
-            with counted_loop(b, i64(0), n, "scatter") as j:
+            with for_range(b, i64(0), n, name="scatter") as j:
                 k = b.load(gep(b, kt, sk, j), typ=kt)
                 slot = gep(b, I64, h, bucket_of(k))
                 p = b.load(slot, typ=I64)
@@ -249,11 +248,11 @@ def sort_one(module: L.Module, dt: DType, argsort: bool) -> L.Function:
     else:
         k_res, i_res, counts = _sort_real(module, entry, b, dt, x, xs, n, seg, with_idx, argsort)
     if argsort:
-        with counted_loop(b, i64(0), n, "out") as j:
+        with for_range(b, i64(0), n, name="out") as j:
             b.store(b.load(gep(b, I64, i_res, j), typ=I64), gep(b, I64, out, b.mul(j, os_)))
     elif dt.is_complex:
         rt = L.IntType(dt.real_dtype.bits)
-        with counted_loop(b, i64(0), n, "out") as j:
+        with for_range(b, i64(0), n, name="out") as j:
             src = b.mul(b.load(gep(b, I64, i_res, j), typ=I64), b.mul(xs, i64(2)))
             dst = b.mul(j, b.mul(os_, i64(2)))
             for part in (0, 1):
@@ -261,7 +260,7 @@ def sort_one(module: L.Module, dt: DType, argsort: bool) -> L.Function:
                 b.store(v, gep(b, rt, out, b.add(dst, i64(part))))
     else:
         kt = int_type(key_bits(dt))
-        with counted_loop(b, i64(0), n, "out") as j:
+        with for_range(b, i64(0), n, name="out") as j:
             k = b.load(gep(b, kt, k_res, j), typ=kt)
             b.store(decode_key(b, dt, k), gep(b, kt, out, b.mul(j, os_)))
         if dt.is_float:
@@ -277,7 +276,7 @@ def _sort_real(module, entry, b, dt: DType, x, xs, n, seg, with_idx: bool, argso
     kt = int_type(bits)
     count_floats = dt.is_float and not argsort
     counts = {k: Var(entry, b, I64, i64(0)) for k in ("nan", "negzero", "neg")} if count_floats else {}
-    with counted_loop(b, i64(0), n, "key") as j:
+    with for_range(b, i64(0), n, name="key") as j:
         v = load_bits(b, dt, x, b.mul(j, xs))
         b.store(real_key(b, dt, v), gep(b, kt, seg[0], j))
         if with_idx:
@@ -296,7 +295,7 @@ def _sort_real(module, entry, b, dt: DType, x, xs, n, seg, with_idx: bool, argso
 def _sort_complex(module, entry, b, dt: DType, x, xs, n, seg):
     """Indices sorted by the low, middle, then class word (stable each): (keys, indices)."""
     k0, k1, i0, i1, w_mid, w_cls = seg
-    with counted_loop(b, i64(0), n, "key") as j:
+    with for_range(b, i64(0), n, name="key") as j:
         cls, mid, low = element_keys(b, dt, x, b.mul(j, xs))
         b.store(low, gep(b, I64, k0, j))
         b.store(mid, gep(b, I64, w_mid, j))
@@ -306,7 +305,7 @@ def _sort_complex(module, entry, b, dt: DType, x, xs, n, seg):
     flipped = b.call(sort, [k0, k1, i0, i1, n])
     for word in (w_mid, w_cls):
         cur = b.select(flipped, i1, i0)
-        with counted_loop(b, i64(0), n, "gather") as j:
+        with for_range(b, i64(0), n, name="gather") as j:
             i = b.load(gep(b, I64, cur, j), typ=I64)
             b.store(b.load(gep(b, I64, word, i), typ=I64), gep(b, I64, k0, j))
             b.store(i, gep(b, I64, i0, j))  # i0 is cur, or cur is i1: either way safe
@@ -324,7 +323,7 @@ def restore_floats(b, entry, dt: DType, x, xs, out, os_, n, counts) -> None:
     for start, which in ((zeros_at, "negzero"), (nan_at, "nan")):
         with b.if_then(b.icmp_signed(">", counts[which].get(), i64(0))):
             pos = Var(entry, b, I64, start)
-            with counted_loop(b, i64(0), n, f"fix_{which}") as t:
+            with for_range(b, i64(0), n, name=f"fix_{which}") as t:
                 v = load_bits(b, dt, x, b.mul(t, xs))
                 hit = is_zero_bits(b, v, bits) if which == "negzero" else is_nan_bits(b, v, bits)
                 with b.if_then(hit):
@@ -350,11 +349,11 @@ def emit_sort_rows(module: L.Module, name: str, dt: DType, rank: int, argsort: b
     x_str = [slot(FIXED_SLOTS + r + k) for k in range(r)]
     o_str = [slot(FIXED_SLOTS + 2 * r + k) for k in range(r)]
     x_el = i64(dt.itemsize)
-    with counted_loop(b, begin, end, "slot") as p:
+    with for_range(b, begin, end, name="slot") as p:
         base = b.gep(scratch, [b.mul(p, slot_bytes)], source_etype=L.IntType(8))
         lo = b.sdiv(b.mul(p, rows), nslots)
         hi = b.sdiv(b.mul(b.add(p, i64(1)), rows), nslots)
-        with counted_loop(b, lo, hi, "row") as q:
+        with for_range(b, lo, hi, name="row") as q:
             xo, oo, rest = i64(0), i64(0), q
             for k in range(r - 1, -1, -1):
                 idx = b.srem(rest, dims[k]) if k else rest  # the outermost index needs no division
