@@ -44,7 +44,11 @@ log = logging.getLogger(__name__)
 
 # rule modules loaded when a function needs an op none of the loaded ones lowers (start-up latency:
 # together ~30 ms of imports, mostly the linalg kernels', that an elementwise program never needs)
-ON_DEMAND = ("graph_scan", "graph_sorting", "graph_linalg_kernels", "graph_arrays", "graph_scatter", "graph_signal")
+ON_DEMAND = ("graph_scan", "graph_sorting", "graph_linalg_kernels", "graph_arrays", "graph_scatter", "graph_signal",
+             "graph_updates", "graph_compaction")
+ON_DEMAND += ("graph_linalg_eig",)  # np.linalg.eig, eigvals
+ON_DEMAND += ("graph_select",)  # select_kth, partition, argpartition
+ON_DEMAND += ("graph_histogram",)  # np.histogram's one-pass counts
 
 
 def _load_rules(func) -> None:

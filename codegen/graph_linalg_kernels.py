@@ -1,7 +1,8 @@
 """ENTRY_LOWERINGS rows of the numpy.linalg factorisations (aot/ops/linalg_kernels.py): one kernel
 call per op, threaded over the batch members (kernels/linalg_*.py), with a work buffer per member
 the host allocates, and the singular / not-positive-definite error slot turned into the entry's
-status (ir/status.py: LinAlgError)."""
+status (ir/status.py: LinAlgError). solve of static sizes up to 16 takes the unrolled kernel of
+kernels/linalg_small.py (no work buffer)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .kernels import linalg_cholesky as chol
 from .kernels import linalg_jacobi as jacobi
 from .kernels import linalg_lu as lu
 from .kernels import linalg_qr as qr
+from .kernels import linalg_small as small
 from .kernels import linalg_svd as svd
 from .kernels.common import broadcast_flags
 from .kernels.linalg_common import Layout, compute_dtype
@@ -69,6 +71,8 @@ def _lu(ectx: EntryCtx, op, *ins, out):
     else:
         batch = tuple(res.shape[:-2])
         k_s = n_s if mode == "inv" else op.operands[1].type.shape[-1]
+    if mode == "solve" and small.applies(n_s, k_s, dt):  # unrolled for the size, no work buffer
+        return _small_solve(ectx, op, ins, outs, batch, n_s, k_s)
     work = ectx.alloc(TensorType(compute_dtype(dt), batch + (n_s, n_s + k_s)))
     descs = [*ins, *outs, work]
     ranks = [2] * len(ins) + [0 if mode in ("det", "slogdet") else 2] * len(outs) + [2]
@@ -81,6 +85,18 @@ def _lu(ectx: EntryCtx, op, *ins, out):
                      [n, n, ectx.builder.add(n, k)])
     if mode in ("inv", "solve") and not nan:
         ectx.fail_on_flag(launch, lay.error, status.SINGULAR_MATRIX)
+    return outs
+
+
+def _small_solve(ectx: EntryCtx, op, ins: list, outs: list, batch: tuple, n: int, k: int) -> list:
+    lay = small.layout(len(batch))
+    key = ("linalg.small_solve", n, k, tuple(d.dtype for d in ins), outs[0].dtype, len(batch))
+    kern = ectx.helpers.get(key) or ectx.helpers.setdefault(key, small.emit_small_solve(
+        ectx.module, ectx.target, ectx.kernel_name("small_solve"), n, k, outs[0].dtype, [d.dtype for d in ins],
+        len(batch), ectx.helpers))
+    launch = _launch(ectx, kern, batch_slots(ectx, lay, [*ins, *outs], [2, 2, 2], batch, []), batch,
+                     [i64(n * n * (n + k))])
+    ectx.fail_on_flag(launch, lay.error, status.SINGULAR_MATRIX)
     return outs
 
 

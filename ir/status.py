@@ -94,6 +94,24 @@ ENTRY = (
                 "np.unravel_index unravels into", "INVALID_ARGUMENT", "an index to unravel is out of bounds"),
     EntryStatus(15, "INVALID_COORDINATES", "ValueError", "invalid entry in coordinates array",
                 "INVALID_ARGUMENT", "invalid entry in coordinates array"),
+    # in-place updates (aot/frontend/assignment.py)
+    EntryStatus(30, "MASK_ASSIGN_COUNT", "ValueError", "NumPy boolean array indexing assignment cannot assign the "
+                "values: their number differs from the number of True entries of the mask", "INVALID_ARGUMENT",
+                "x[mask] = values got a number of values other than the mask's True entries"),
+    EntryStatus(31, "PLACE_FROM_EMPTY", "ValueError", "Cannot insert from an empty array!", "INVALID_ARGUMENT",
+                "np.place got no values for a mask with True entries"),
+    # checks of the misc numpy functions (aot/frontend/numpy_special.py, numpy_assembly.py,
+    # numpy_polynomials.py)
+    EntryStatus(40, "BINS_NOT_MONOTONIC_EITHER_WAY", "ValueError", "bins must be monotonically increasing "
+                "or decreasing", "INVALID_ARGUMENT",
+                "np.digitize bins are neither increasing nor decreasing"),
+    EntryStatus(41, "INVALID_CHOICE", "ValueError", "invalid entry in choice array", "INVALID_ARGUMENT",
+                "an np.choose index is out of range"),
+    EntryStatus(42, "POLYNOMIAL_LEADING_ZEROS", "ValueError", "leading zero coefficients: numpy trims them "
+                "(np.polymul's factors; np.polydiv's remainder, where |r[0]| <= 1e-8), so its result's "
+                "length depends on the values, and these need another length than the compiled one; trim the "
+                "coefficients outside the compiled function", "INVALID_ARGUMENT",
+                "a polynomial has leading zero coefficients numpy would trim"),
     # numpy.linalg's errors (aot/ops/linalg_kernels.py): numpy.linalg.LinAlgError, not a builtin
     EntryStatus(20, "SINGULAR_MATRIX", "LinAlgError", "Singular matrix", "LINALG_ERROR", "Singular matrix"),
     EntryStatus(21, "NOT_POSITIVE_DEFINITE", "LinAlgError", "Matrix is not positive definite",
@@ -104,6 +122,13 @@ ENTRY = (
                 "LINALG_ERROR", "SVD did not converge in Linear Least Squares"),
     EntryStatus(24, "EIGH_NO_CONVERGENCE", "LinAlgError", "Eigenvalues did not converge", "LINALG_ERROR",
                 "Eigenvalues did not converge"),
+    # eig, eigvals and np.roots (aot/ops/linalg_eig.py; their non-convergence is EIGH_NO_CONVERGENCE's message)
+    EntryStatus(25, "LINALG_NOT_FINITE", "LinAlgError", "Array must not contain infs or NaNs", "LINALG_ERROR",
+                "Array must not contain infs or NaNs"),
+    EntryStatus(26, "ROOTS_LEADING_ZERO", "ValueError", "np.roots: the leading coefficient is zero; numpy strips "
+                "leading zeros and returns fewer roots, a length compiled code cannot return (it returns len(p) - 1 "
+                "roots): strip them outside the compiled function", "INVALID_ARGUMENT",
+                "np.roots got a zero leading coefficient"),
 )
 
 # derived views
@@ -123,6 +148,7 @@ NOT_POSITIVE_DEFINITE = _ENTRY_CODE["NOT_POSITIVE_DEFINITE"]
 SVD_NO_CONVERGENCE = _ENTRY_CODE["SVD_NO_CONVERGENCE"]
 LSTSQ_NO_CONVERGENCE = _ENTRY_CODE["LSTSQ_NO_CONVERGENCE"]
 EIGH_NO_CONVERGENCE = _ENTRY_CODE["EIGH_NO_CONVERGENCE"]
+LINALG_NOT_FINITE = _ENTRY_CODE["LINALG_NOT_FINITE"]
 
 
 def library_code(entry_code: int) -> int:

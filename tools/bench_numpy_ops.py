@@ -5,6 +5,7 @@ and np.linalg.solve at 8..512, in one process. A function aot cannot compile yet
 the reason.
 
 Run: .venv/bin/python tools/bench_numpy_ops.py [--sizes 1000,100000,10000000] [--quick]
+     [--only median,histogram,solve]
 """
 from __future__ import annotations
 
@@ -115,19 +116,27 @@ def main() -> None:
     p.add_argument("--sizes", default="1000,100000,10000000")
     p.add_argument("--matrices", default="8,64,512")
     p.add_argument("--quick", action="store_true", help="smaller sizes (1e3, 1e5; matrices 8, 64)")
+    p.add_argument("--only", default="", help="comma-separated functions to time (default: all)")
     a = p.parse_args()
     sizes = [1000, 100_000] if a.quick else [int(float(s)) for s in a.sizes.split(",")]
     mats = [8, 64] if a.quick else [int(s) for s in a.matrices.split(",")]
     funcs = {"cumsum": cumsum, "sort": sort, "argsort": argsort, "searchsorted": searchsorted,
              "median": median, "histogram": histogram, "convolve": convolve}
+    only = set(filter(None, a.only.split(",")))
+    unknown = only - set(funcs) - {"solve"}
+    if unknown:
+        p.error(f"--only: unknown function(s) {sorted(unknown)}; expected some of {[*funcs, 'solve']}")
     all_notes = []
     for name, fn in funcs.items():
+        if only and name not in only:
+            continue
         rows, notes = bench(name, fn, sizes)
         print_table(f"{name}, float64", rows)
         all_notes += notes
-    rows, notes = bench("solve", solve, mats)
-    print_table("np.linalg.solve, float64 (n x n) @ (n,)", rows)
-    all_notes += notes
+    if not only or "solve" in only:
+        rows, notes = bench("solve", solve, mats)
+        print_table("np.linalg.solve, float64 (n x n) @ (n,)", rows)
+        all_notes += notes
     print(f"\nnumba: {'%s' % numba.__version__ if numba else 'not installed'}; numpy {np.__version__}; "
           f"threads: aot {os.cpu_count()} cores")
     for note in all_notes:

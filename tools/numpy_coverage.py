@@ -25,6 +25,7 @@ non-numeric functions of EXCLUDED (I/O, printing, datetime, type queries, ...).
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 from collections import Counter
@@ -150,6 +151,8 @@ class FrontEnd:
         self.decomposed_in = {f: m.__name__.rsplit(".", 1)[-1] for m in numpy_api.MODULES
                               for f in m.DECOMPOSITIONS}
         self.trace_time = {f for m in numpy_api.MODULES for f in getattr(m, "TRACE_TIME", ())}
+        self.sized = {f: m.__name__.rsplit(".", 1)[-1] for m in numpy_api.MODULES
+                      for f in getattr(m, "SIZED", ())}  # covered when a size= call compiles (probe_sized)
 
     def status(self, func) -> tuple[str, str] | None:
         """(status, detail) of a translated callable; None when the front end has no translation."""
@@ -164,6 +167,8 @@ class FrontEnd:
             return "compiled", f"op {op}"
         if func in self.ufunc_decomposed:
             return "decomposed", "numpy_ufuncs._DECOMPOSED"
+        if func in self.sized:  # data-dependent without size=: covered when a size= call compiles
+            return probe_sized(func, self.sized[func])
         if func in self.decomposed_in:
             return "decomposed", f"{self.decomposed_in[func]}.DECOMPOSITIONS"
         if func in self.trace_time:
@@ -270,6 +275,10 @@ class _Counting:
         self.ops.append(op)
         return self.inner.emit(op, operands, attrs)
 
+    def assign(self, target, new) -> None:  # in-place updates (np.put, ufunc.at)
+        self.ops.append("scatter")
+        self.inner.assign(target, new)
+
 
 def _first_line(e: BaseException) -> str:
     """The error's first clause, without the source location or advice."""
@@ -285,7 +294,8 @@ def probe_method(u: np.ufunc, method: str) -> tuple[str, str]:
     em = _Counting()
     staged = StagedArray(np.ones(4, dt), em)
     try:
-        getattr(u, method)(*_method_args(u, method, staged, dt))
+        with np.errstate(all="ignore"):  # the eager probe computes (arctanh.at of ones divides by zero)
+            getattr(u, method)(*_method_args(u, method, staged, dt))
     except (FrontendError, NotImplementedError, GraphBreak) as e:
         return "unsupported", _first_line(e)
     except Exception as e:  # noqa: BLE001  (numpy's own error for these operands: report it)
@@ -298,6 +308,50 @@ def probe_method(u: np.ufunc, method: str) -> tuple[str, str]:
         return "unsupported", f"compiled code: {_first_line(e)}"
     ops = [op for op in em.ops if op != "constant"]
     return ("compiled", f"op {ops[0]}") if len(ops) == 1 else ("decomposed", f"{len(ops)} core ops")
+
+
+# --- functions with jax's size=: probed by compiling a size= call ----------------------------------------
+
+_PROBE_X = np.array([3.0, 0.0, 1.0, 3.0, -2.0, 0.0, 5.0])
+_PROBE_Y = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0])  # also a condition (np.extract, np.compress)
+
+
+def _padded(a: np.ndarray, size: int, fill) -> np.ndarray:
+    pad = np.full((size - len(a),) + a.shape[1:], fill, a.dtype)
+    return np.concatenate([a, pad])
+
+
+def probe_sized(func, module: str) -> tuple[str, str]:
+    """Compile `func(..., size=n + 1, fill_value=7)` (n: the length of numpy's result) and compare it
+    with numpy's result padded with 7; a result of several named parts (unique_all) takes size=n."""
+    import aot
+
+    args = (_PROBE_X, _PROBE_Y)[:len([p for p in _signature(func) if p.default is p.empty])]
+    want = func(*args)
+    parts = want if isinstance(want, tuple) else (want,)
+    named = hasattr(type(want), "_fields")
+    size = len(parts[0]) + (0 if named else 1)
+    kwargs = {"size": size} if named else {"size": size, "fill_value": 7}
+    name = func.__name__  # looked up when called, as user code does (numpy's own takes no size=)
+    fn = (lambda a: getattr(np, name)(a, **kwargs)) if len(args) == 1 else \
+        (lambda a, b: getattr(np, name)(a, b, **kwargs))
+    try:
+        got = aot.compile(fn, fullgraph=True)(*args)
+    except Exception as e:  # noqa: BLE001  (why the size= form does not compile: report it)
+        return "unsupported", f"size= probe: {type(e).__name__}: {_first_line(e)}"
+    got = got if isinstance(got, tuple) else (got,)
+    want = parts if named else tuple(_padded(np.asarray(p), size, 7) for p in parts)
+    same = len(got) == len(want) and all(
+        g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w, equal_nan=w.dtype.kind in "fc")
+        for g, w in zip(got, want))
+    if not same:
+        return "unsupported", f"size= probe: differs from numpy ({got} vs {want})"
+    return "decomposed", f"{module}.DECOMPOSITIONS with size=/fill_value= (probed: compiles, matches numpy)"
+
+
+def _signature(func) -> list:
+    return [p for p in inspect.signature(func).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def survey_methods() -> list[Entry]:

@@ -20,11 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..fx._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
 from ..logs import artifact_logger
 from . import watchdog
 from .backends import lookup_backend
-from .capture import GraphBreak, capture
+from .capture import GraphBreak, TracedArray, capture
+from .conversions import traced_conversions
 from .guards import build_guards, free_variable_guards, leaf_sources
 
 log = logging.getLogger(__name__)
@@ -52,6 +55,7 @@ class CacheEntry:
     hits: int = 0
     fast: Any = None  # None: not decided yet; False: none; else fast(*arrays) -> result or None
     pending: Any = None  # the compile's Future while the entry runs eagerly (it overran its budget)
+    mutations: list = field(default_factory=list)  # capture.Capture.mutations: new values to copy back
 
 
 @dataclass
@@ -115,9 +119,9 @@ class CompiledFunction:
                 self._stats.hits += 1
                 if entry.fast is None:
                     entry.fast = _fast_path(entry, args, kwargs, leaves)
-                return self._run(entry, leaves)
+                return self._run(entry, leaves, args, kwargs)
         if self._eager_reason is not None:
-            return self._fn(*args, **kwargs)
+            return self._eager(args, kwargs)
         with self._lock:
             return self._miss(args, kwargs, leaves, spec)
 
@@ -132,11 +136,15 @@ class CompiledFunction:
             self._fast_entry.hits += n
             self._stats.hits += n
 
-    def _run(self, entry: CacheEntry, leaves: list):
+    def _run(self, entry: CacheEntry, leaves: list, args: tuple, kwargs: dict):
         inputs = [leaves[i] for i in entry.input_index]
         if entry.lifted:
             inputs += [f() for f in entry.lifted]
+        if entry.mutations and _overlapping(inputs):  # arguments sharing memory: numpy's own answer
+            return self._eager(args, kwargs)
         outs = entry.runner(*inputs)
+        for _, i, k in entry.mutations:  # numpy updates the caller's arrays in place
+            np.copyto(leaves[i], outs[k])
         flat = [outs[k] if kind == "graph" else (leaves[k] if kind == "input" else k)
                 for kind, k in entry.out_template]
         return tree_unflatten(flat, entry.out_spec)
@@ -144,7 +152,7 @@ class CompiledFunction:
     def _miss(self, args, kwargs, leaves, spec):
         for entry in self._entries:  # another thread may have compiled it meanwhile
             if entry.guards.check(leaves):
-                return self._run(entry, leaves)
+                return self._run(entry, leaves, args, kwargs)
         if self._entries:
             self._stats.guard_failures += 1
             self._note_guard_failure(leaves)
@@ -160,7 +168,7 @@ class CompiledFunction:
         self._stats.compiles += 1
         if entry.pending is not None:
             self._overran(entry)
-        return self._run(entry, leaves)
+        return self._run(entry, leaves, args, kwargs)
 
     def _note_guard_failure(self, leaves):
         for entry in self._entries:
@@ -176,7 +184,13 @@ class CompiledFunction:
             self._stats.eager_fallbacks += 1
             warnings.warn(f"aot.compile: running {self._qualname} eagerly "
                           f"with numpy: {reason}", RuntimeWarning, stacklevel=3)
-        return self._fn(*args, **kwargs)
+        return self._eager(args, kwargs)
+
+    def _eager(self, args: tuple, kwargs: dict):
+        """The function run by numpy, with the calls aot accepts beyond numpy's signatures (jax's size=
+        of np.nonzero & co: conversions.py) still accepted."""
+        with traced_conversions(TracedArray):
+            return self._fn(*args, **kwargs)
 
     def _overran(self, entry: CacheEntry) -> None:
         self._stats.compile_timeouts += 1
@@ -217,7 +231,7 @@ class CompiledFunction:
         example = [leaves[i] for i in cap.input_index] + [f() for f in cap.lifted]
         runner, pending = self._build_runner(cap.gm, example)
         return CacheEntry(gset, runner, cap.input_index, cap.lifted, cap.out_spec, cap.out_template, cap.gm,
-                          pending=pending)
+                          pending=pending, mutations=cap.mutations)
 
     def _build_runner(self, gm, example):
         """(runner, None), or for the llvm backend past its budget (gm.forward, the compile's Future)."""
@@ -280,6 +294,11 @@ class CompiledFunction:
         return f"<aot compiled {getattr(self._fn, '__qualname__', self._fn)} backend={self._backend_name}>"
 
 
+def _overlapping(arrays: list) -> bool:
+    """Whether two of a call's arrays may share memory (an update of one would show in the other)."""
+    return any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:])
+
+
 def _fast_path(entry: CacheEntry, args: tuple, kwargs: dict, leaves: list):
     """The runner's `fast(*arrays)` when calls with exactly these positional arrays need no
     flattening or remapping: every argument is an array fed to the graph in order (then the lifted
@@ -288,7 +307,7 @@ def _fast_path(entry: CacheEntry, args: tuple, kwargs: dict, leaves: list):
     natively, which imply them; lifted arrays are checked the same way)."""
     make = getattr(entry.runner, "fast_function", None)
     n_out = len(entry.out_template)
-    if (make is None or kwargs or len(leaves) != len(args)
+    if (make is None or kwargs or len(leaves) != len(args) or entry.mutations
             or entry.input_index != list(range(len(args)))
             or entry.out_template != [("graph", k) for k in range(n_out)]):
         return False

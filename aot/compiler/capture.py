@@ -11,7 +11,8 @@ from __future__ import annotations
 import linecache
 import os
 import sys
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,12 +22,16 @@ from ir import dtypes as D
 from ir.symbols import deciding
 
 from .. import frontend
+from ..frontend.assignment import assigned, scattered
 from ..frontend.core import ops as core_ops
 from ..frontend.methods import ATTRIBUTES, BINARY_OPERATORS, COMPARISON_OPERATORS, METHODS, UNARY_OPERATORS
 from ..frontend.numpy_ufunc_methods import UFUNC_METHODS, translate_ufunc_method
 from ..frontend.selection import MaskedSelection, data_dependent
-from .conversions import traced_conversions
 from ..fx import Graph, GraphModule
+from . import aliasing
+from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
+from .conversions import traced_conversions
+from .creations import creating
 
 _AOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,13 +67,22 @@ class ValMeta:
 class TracedArray:
     """A numpy-array stand-in during capture: dtype + shape known, data unknown."""
 
-    __slots__ = ("node", "meta", "tracer")
+    __slots__ = ("__weakref__", "_node", "_stale", "meta", "tracer")
     __array_priority__ = 1000
 
     def __init__(self, node, meta: ValMeta, tracer: CaptureTracer):
-        self.node = node
+        self._node = node
         self.meta = meta
         self.tracer = tracer
+        self._stale = None
+        tracer.track(self)
+
+    @property
+    def node(self):
+        """The value's graph node (an in-place update of the array or of its base moves it on)."""
+        if self._node is None:
+            raise GraphBreak(self._stale)
+        return self._node
 
     # --- what user code may inspect -----------------------------------------------------------
     @property
@@ -140,8 +154,10 @@ class TracedArray:
         self._break("tolist()")
 
     def __setitem__(self, key, value):
-        raise GraphBreak(f"in-place assignment x[...] = v on a traced array at {user_frame_summary()}; "
-                         "use np.where or functional updates")
+        t = self.tracer
+        if t.fold_setitem(self, key, value) or t.is_own_view(self, key, value):
+            return  # folded at trace time, or `x[k] += v`'s final x[k] = (x[k], updated in place)
+        frontend.setitem(t, self, key, *t.sizes_as_exprs((value,)))
 
     # --- numpy protocols -----------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -149,32 +165,85 @@ class TracedArray:
             if method not in UFUNC_METHODS:
                 raise GraphBreak(f"np.{ufunc.__name__}.{method} is not supported in compiled code "
                                  f"(at {user_frame_summary()})")
-            return translate_ufunc_method(self.tracer, ufunc, method, *self.tracer.sizes_as_exprs(inputs),
-                                          **kwargs)
-        return frontend.translate(self.tracer, ufunc, *self.tracer.sizes_as_exprs(inputs), **kwargs)
+            return self.tracer.settle(translate_ufunc_method(self.tracer, ufunc, method,
+                                                             *self.tracer.sizes_as_exprs(inputs), **kwargs), inputs)
+        return self.tracer.settle(frontend.translate(self.tracer, ufunc, *self.tracer.sizes_as_exprs(inputs),
+                                                     **kwargs), inputs)
 
     def __array_function__(self, func, types, args, kwargs):
         t = self.tracer
         kwargs = dict(zip(kwargs, t.sizes_as_exprs(tuple(kwargs.values())), strict=True))
-        return frontend.translate(t, func, *t.sizes_as_exprs(args), **kwargs)
+        try:
+            out = frontend.translate(t, func, *t.sizes_as_exprs(args), **kwargs)
+        except frontend.UnsupportedError:
+            # an argument the translation needs known (np.quantile's q) may be a constant the function
+            # made with np.full & co (creations.py): retry with its value, as numpy's own call sees it
+            known_args, known_kwargs = _known_constants(args), dict(zip(kwargs, _known_constants(kwargs.values())))
+            if all(a is b for a, b in zip((*known_args, *known_kwargs.values()), (*args, *kwargs.values()))):
+                raise
+            args, kwargs = known_args, known_kwargs
+            out = frontend.translate(t, func, *t.sizes_as_exprs(args), **kwargs)
+        return t.settle(out, (*args, *kwargs.values()), view=func in VIEW_FUNCTIONS)
 
     def __aot_function__(self, func, args, kwargs):
         """aot.nn.functional / aot.fft calls (see aot.dispatch)."""
         t = self.tracer
         kwargs = dict(zip(kwargs, t.sizes_as_exprs(tuple(kwargs.values())), strict=True))
-        return _library_translation(func)(t, *t.sizes_as_exprs(args), **kwargs)
+        return t.settle(_library_translation(func)(t, *t.sizes_as_exprs(args), **kwargs), (*args, *kwargs.values()))
 
     def __getitem__(self, index):
-        return frontend.getitem(self.tracer, self, index)
+        out = self.tracer.settle(frontend.getitem(self.tracer, self, index), view=True)
+        if isinstance(out, TracedArray) and out._node.meta["alias"].chain and _concrete(index):
+            out._node.meta.setdefault("view_key", (self._node, index))  # writes through it: a where (assign)
+        return out
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        t, view = self.tracer, name in VIEW_METHODS
         if name in METHODS:
-            return lambda *a, **k: frontend.translate_method(self.tracer, self, name, *a, **k)
+            return lambda *a, **k: t.settle(frontend.translate_method(t, self, name, *a, **k), (self, *a), view)
         if name in ATTRIBUTES:
-            return frontend.translate_attribute(self.tracer, self, name)
+            return t.settle(frontend.translate_attribute(t, self, name), (self,), view)
         raise AttributeError(f"'ndarray' (traced) has no attribute {name!r}")
+
+
+def _concrete(x, depth: int = 0) -> bool:
+    """No traced array or symbolic size in x (nested tuples, lists, slices)."""
+    if isinstance(x, (TracedArray, MaskedSelection)) or (hasattr(x, "node") and not isinstance(x, np.ndarray)):
+        return False
+    if isinstance(x, (tuple, list)) and depth < 8:
+        return all(_concrete(v, depth + 1) for v in x)
+    if isinstance(x, slice):
+        return _concrete((x.start, x.stop, x.step), depth + 1)
+    return True
+
+
+def _known_constants(values) -> tuple:
+    """Each traced array whose value is a constant known while tracing (np.full & co, folded
+    writes) as that numpy array; everything else as it is."""
+    return tuple(_known(v) if isinstance(v, TracedArray) and v._node is not None else v for v in values)
+
+
+def _known(ta: TracedArray):
+    node, m = ta._node, ta.meta
+    if not all(isinstance(d, int) for d in m.shape) or node.target not in (core_ops.full, core_ops.constant):
+        return ta
+    value = node.kwargs.get("value")
+    if not isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)):
+        return ta  # a size expression: known at run time only
+    return np.array(np.broadcast_to(np.asarray(value, m.dtype.numpy), m.shape))
+
+
+def _arrays_in(args) -> list:
+    """The traced arrays among call arguments (one level of lists and tuples)."""
+    out = []
+    for a in args:
+        if isinstance(a, TracedArray):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(x for x in a if isinstance(x, TracedArray))
+    return out
 
 
 def _library_translation(func):
@@ -205,7 +274,8 @@ def _operator(name: str, reflected: bool = False):
     key = f"r{name}" if reflected else name
 
     def method(self, *args):
-        return frontend.translate_operator(self.tracer, key, self, *self.tracer.sizes_as_exprs(args))
+        out = frontend.translate_operator(self.tracer, key, self, *self.tracer.sizes_as_exprs(args))
+        return out if key[0] == "i" and key[1:] in BINARY_OPERATORS else self.tracer.settle(out, (self, *args))
 
     method.__name__ = f"__{key}__"
     return method
@@ -214,7 +284,7 @@ def _operator(name: str, reflected: bool = False):
 for _n in BINARY_OPERATORS:  # the front end's one operator table
     setattr(TracedArray, f"__{_n}__", _operator(_n))
     setattr(TracedArray, f"__r{_n}__", _operator(_n, reflected=True))
-    setattr(TracedArray, f"__i{_n}__", _operator(_n))  # functional: rebinds the name, never mutates
+    setattr(TracedArray, f"__i{_n}__", _operator(f"i{_n}"))  # in place, as numpy's out=x (assignment.py)
 for _n in (*COMPARISON_OPERATORS, *UNARY_OPERATORS):
     setattr(TracedArray, f"__{_n}__", _operator(_n))
 TracedArray.__hash__ = object.__hash__
@@ -229,6 +299,153 @@ class CaptureTracer:
         self.lifted: list = []  # arrays captured from closures/modules, fed by reference each call
         self._lifted_ids: dict[int, TracedArray] = {}
         self._lifted_nodes: list = []
+        self._live: dict = {}  # base node -> the live TracedArrays that are it or numpy views of it
+
+    # in-place updates (aliasing.py) ------------------------------------------------------------
+    def track(self, ta: TracedArray) -> None:
+        # by id: TracedArray's == is numpy's elementwise one, which sets and WeakSets would call
+        self._live.setdefault(ta._node.meta["alias"].base, {})[id(ta)] = weakref.ref(ta)
+
+    def _untrack(self, ta: TracedArray) -> None:
+        self._live.get(ta._node.meta["alias"].base, {}).pop(id(ta), None)
+
+    def live_on(self, base) -> list:
+        """The live arrays that are `base` or numpy views of it."""
+        refs = self._live.get(base, {})
+        out = [r() for r in refs.values()]
+        return [t for t in out if t is not None and t._node is not None and t._node.meta["alias"].base is base]
+
+    def _rebind(self, ta: TracedArray, node) -> None:
+        self._untrack(ta)
+        ta._node = node
+        self.track(ta)
+
+    def assign(self, target: TracedArray, new) -> None:
+        """numpy's in-place update of `target` to the value `new`: `target`, its base and every live
+        view of the base move on to the new value (aliasing.py)."""
+        if not isinstance(target, TracedArray):  # numpy's own reads of it (a.sum()) would not see the update
+            raise GraphBreak(f"an in-place update of a numpy array captured from outside the function (a global "
+                             f"or closure) at {user_frame_summary()}; pass it as an argument instead")
+        a = target.node.meta["alias"]
+        if a.unknown:
+            raise GraphBreak(f"an in-place update of an array whose memory numpy may or may not share with "
+                             f"another (a reshape of a strided view with symbolic dims) at {user_frame_summary()}; "
+                             f"copy it first (x = x.copy())")
+        live = [w for w in self.live_on(a.base) if w is not target]
+        new = self._own(self.as_value(new))
+        if a.chain:
+            if a.read_only:
+                raise ValueError("assignment destination is read-only")
+            if not a.positional:
+                raise frontend.UnsupportedError("writing through x.real or x.imag is not supported in traced "
+                                                "code; assign the whole array, e.g. x[...] = v + 1j * x.imag")
+            if not live:  # nothing else shows the base: this array is all there is of it
+                self._rebind(target, new._node)
+                return
+            new = self._through(a, new)
+        for w in live + [target]:
+            aw = w._node.meta["alias"]
+            if aw.unknown:
+                self._poison(w)
+            else:
+                self._rebind(w, self._replay(aw.chain, new._node) if aw.chain else new._node)
+
+    def is_own_view(self, ta: TracedArray, key, value) -> bool:
+        """Whether value is ta[key] itself (the same view of the same base): assigning it changes nothing."""
+        if not isinstance(value, TracedArray) or value._node is None or not _concrete(key):
+            return False
+        va, a = value._node.meta["alias"], ta._node.meta["alias"]
+        if va.base is not a.base or len(va.chain) <= len(a.chain):
+            return False
+        probe = frontend.getitem(self, ta, key)
+        pa = probe._node.meta["alias"] if isinstance(probe, TracedArray) else None
+        return pa is not None and len(pa.chain) == len(va.chain) and all(
+            p.target is v.target and p.kwargs == v.kwargs and p.args[1:] == v.args[1:]
+            for p, v in zip(pa.chain, va.chain))
+
+    def fold_setitem(self, ta: TracedArray, key, value) -> bool:
+        """`ta[key] = value` at trace time, when ta is a new constant array (np.zeros & co, or one
+        folded before) no op has read and no view shows, and key and value are constants."""
+        node = ta._node
+        if node.target not in (core_ops.full, core_ops.constant) or node.users or node.meta["alias"].chain:
+            return False
+        if any(w is not ta for w in self.live_on(node)) or not _concrete((key, value)):
+            return False
+        if not all(isinstance(d, int) for d in ta.meta.shape):
+            return False
+        arr = node.meta.get("folded")
+        if arr is None:
+            fill = node.kwargs.get("value")
+            if not isinstance(fill, (bool, int, float, complex, np.ndarray, np.generic)):
+                return False  # a size expression, known only at run time
+            arr = np.array(np.broadcast_to(np.asarray(fill, ta.meta.dtype.numpy), ta.meta.shape))
+            const = self.graph.call_function(core_ops.constant, (), {"value": arr, "dtype": ta.meta.dtype})
+            const.meta["val"] = ta.meta
+            const.meta["alias"] = aliasing.base_alias(const, ta.meta.shape)
+            const.meta["folded"] = arr
+            self._rebind(ta, const)
+        arr[key] = value  # numpy's own assignment, casts and errors
+        return True
+
+    def _own(self, v: TracedArray) -> TracedArray:
+        """v as a base no other array shares (a new node equal to it when it is not one)."""
+        a = v._node.meta["alias"]
+        shared = any(w is not v for w in self.live_on(a.base))
+        if a.chain or shared or v._node.op == "placeholder":
+            return self.emit("cast", [v], {"dtype": v.meta.dtype})
+        return v
+
+    def _through(self, a: aliasing.Alias, new: TracedArray) -> TracedArray:
+        """The base after writing `new` through the view `a`: the view's chain applied to an iota of
+        the base says which base element each view element is."""
+        meta = a.base.meta["val"]
+        key = a.chain[-1].meta.get("view_key")
+        if key is not None and key[0] is a.base:  # base[key]: numpy's own assignment into the base
+            return self._own(assigned(self, TracedArray(a.base, meta, self), key[1], new))
+        n = 1
+        for d in meta.shape:
+            n = n * d
+        iota = self.emit("iota", [], {"n": n, "dtype": D.int64})
+        iota = self.emit("reshape", [iota], {"shape": tuple(meta.shape)})
+        pos = TracedArray(self._replay(a.chain, iota._node), ValMeta(D.int64, new.meta.shape), self)
+        base = TracedArray(a.base, meta, self)
+        return self._own(scattered(self, base, pos, new, unique=True))
+
+    def _replay(self, chain: tuple, node):
+        """The view `chain` (nodes of view ops) re-applied from `node`."""
+        start, old = node, chain[0].args[0] if chain else None
+        for v in chain:
+            prev = node
+            node = self.graph.call_function(v.target, (prev, *v.args[1:]), dict(v.kwargs))
+            node.meta["val"] = v.meta["val"]
+            key = v.meta.get("view_key")
+            if key is not None and key[0] is old:
+                node.meta["view_key"] = (start, key[1])
+            node.meta["alias"] = aliasing.derive(node, v.target.name, v.kwargs, prev.meta["alias"],
+                                                 prev.meta["val"].shape, v.meta["val"].shape)
+        return node
+
+    def _poison(self, w: TracedArray) -> None:
+        self._untrack(w)
+        w._node = None
+        w._stale = ("an array used after an in-place update of an array it may share memory with (numpy's "
+                    "reshape of a strided view with symbolic dims may copy or not); copy it first (y = y.copy())")
+
+    def settle(self, result, args=(), view: bool = False):
+        """A translation's results as numpy returns them: views when numpy's function returns views,
+        else new arrays, which no update of the arguments reaches (and which reach no argument)."""
+        if view or not isinstance(result, (TracedArray, tuple, list)):
+            return result
+        if isinstance(result, (tuple, list)):
+            return type(result)(self.settle(r, args) for r in result) if type(result) in (tuple, list) else result
+        node = result._node
+        if node.op == "placeholder" or any(node is a._node for a in _arrays_in(args)):
+            return self.emit("cast", [result], {"dtype": result.meta.dtype})  # a new array equal to it
+        if node.meta["alias"].chain:
+            self._untrack(result)
+            node.meta["alias"] = aliasing.base_alias(node, result.meta.shape)
+            self.track(result)
+        return result
 
     # Emitter protocol -----------------------------------------------------------------------
     def is_value(self, x) -> bool:
@@ -250,6 +467,11 @@ class CaptureTracer:
         args = tuple(v.node for v in vals)
         kwargs = attrs
         node = self.graph.call_function(getattr(core_ops, op), args, kwargs)
+        if len(result_types) == 1 and vals:
+            node.meta["alias"] = aliasing.derive(node, op, attrs, vals[0].node.meta["alias"], vals[0].meta.shape,
+                                                 result_types[0].shape)
+        else:
+            node.meta["alias"] = aliasing.base_alias(node, result_types[0].shape if result_types else ())
         outs = [TracedArray(node, ValMeta(t.dtype, t.shape), self) for t in result_types]
         if len(outs) == 1:
             node.meta["val"] = outs[0].meta
@@ -262,6 +484,7 @@ class CaptureTracer:
 
         n = self.graph.call_function(operator.getitem, (node, i))
         n.meta["val"] = meta
+        n.meta["alias"] = aliasing.base_alias(n, meta.shape)
         return TracedArray(n, meta, self)
 
     def sizes_as_exprs(self, args: tuple) -> tuple:
@@ -269,7 +492,8 @@ class CaptureTracer:
         expression, which the front end treats as a weak Python int known at run time."""
         if self.dyn is None:
             return args
-        return tuple(self._size_expr(a) if hasattr(a, "node") and not isinstance(a, TracedArray) else a
+        return tuple(self._size_expr(a) if not isinstance(a, (TracedArray, MaskedSelection)) and hasattr(a, "node")
+                     else a
                      for a in args)
 
     def _size_expr(self, a):
@@ -316,6 +540,7 @@ class CaptureTracer:
             node = self.graph.placeholder(f"lifted_{len(self.lifted)}")
             meta = ValMeta(D.from_numpy(arr.dtype), tuple(int(d) for d in arr.shape))
             node.meta["val"] = meta
+            node.meta["alias"] = aliasing.base_alias(node, meta.shape)
             self.lifted.append(fetch or (lambda a=arr: a))
             self._lifted_nodes.append(node)
             self._lifted_ids[key] = TracedArray(node, meta, self)
@@ -324,6 +549,7 @@ class CaptureTracer:
     def placeholder(self, name: str, meta: ValMeta) -> TracedArray:
         node = self.graph.placeholder(name)
         node.meta["val"] = meta
+        node.meta["alias"] = aliasing.base_alias(node, meta.shape)
         return TracedArray(node, meta, self)
 
 
@@ -337,6 +563,9 @@ class Capture:
     leaf_kinds: list  # per leaf: "array" or ("const", value)
     dynamic_dims: dict  # leaf index -> set of symbolic dims
     dyn: Any = None  # DynamicShapes (the ShapeEnv) when some dims are symbolic
+    # arguments the function updated in place: ("input", leaf index, graph output k), whose new values
+    # the caller copies back (numpy changes the caller's arrays)
+    mutations: list = field(default_factory=list)
 
 
 def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False, names=None) -> Capture:
@@ -374,10 +603,13 @@ def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False, names
         _lift_module_state(tracer, module)
     targs = tree_unflatten(traced_leaves, spec)
     targs, tkwargs = targs if kwargs else (targs, {})
-    with deciding(dyn), traced_conversions(TracedArray):
+    with deciding(dyn), traced_conversions(TracedArray), creating(tracer):
         result = fn(*targs, **tkwargs)
         out_leaves, out_spec = tree_flatten(result)
         graph_outs, template = _outputs(tracer, out_leaves)
+        mutations = updated_arrays(tracer, traced_leaves)
+        for kind, i, ta in mutations:
+            graph_outs.append(ta.node)
     _order_placeholders(tracer)
     if dyn is not None:  # after `s1 == s0` was guarded, inputs are typed with s0 alone
         for node in tracer.graph.nodes:
@@ -387,8 +619,17 @@ def capture(fn, args, kwargs, leaves, spec, *, module=None, dynamic=False, names
     tracer.graph.output(tuple(graph_outs))
     gm = GraphModule({}, tracer.graph)
     gm.meta["dynamic"] = dyn
+    n_out = len(graph_outs) - len(mutations)
     return Capture(gm, input_index, tracer.lifted, out_spec, template, kinds,
-                   dyn.symbolic if dyn is not None else {}, dyn)
+                   dyn.symbolic if dyn is not None else {}, dyn,
+                   [(kind, i, n_out + k) for k, (kind, i, _) in enumerate(mutations)])
+
+
+def updated_arrays(tracer: CaptureTracer, traced_leaves: list) -> list:
+    """("input", flat leaf index, array) of each argument the function updated in place (captured
+    arrays it may not update: CaptureTracer.assign)."""
+    return [("input", i, leaf) for i, leaf in enumerate(traced_leaves)
+            if isinstance(leaf, TracedArray) and leaf.node.op != "placeholder"]
 
 
 def _outputs(tracer, out_leaves):

@@ -17,8 +17,13 @@ import threading
 import numpy as np
 
 from .. import frontend
+from .creations import CREATION_NAMES, SYMBOLIC_NAMES, created_call
+from .sized_calls import SIZED_NAMES, sized_call
 
-NAMES = ("asarray", "array", "asanyarray", "ascontiguousarray")
+NAMES = ("asarray", "array", "asanyarray", "ascontiguousarray", "from_dlpack")  # from_dlpack: numpy_assembly
+NAMES += SIZED_NAMES  # np.nonzero, np.unique & co, for size= (sized_calls.py)
+NAMES += CREATION_NAMES + SYMBOLIC_NAMES  # np.zeros & co called by the traced function (creations.py)
+NAMES += ("roots",)  # numpy's dispatcher iterates p itself, which would pin a symbolic len(p)
 _ORIGINAL = {name: getattr(np, name) for name in NAMES}
 _lock = threading.Lock()
 _active = 0
@@ -37,14 +42,28 @@ def _tracer_of(a, traced_type, depth: int = 0):
 
 
 def _substitute(name: str, traced_type):
+    """The wrapper standing for numpy's `name`; numpy's like= dispatch may hand it to
+    __array_function__, so it names the function it stands for (`__aot_original__`)."""
+    wrapper = _wrapper(name, traced_type)
+    wrapper.__aot_original__ = _ORIGINAL[name]
+    return wrapper
+
+
+def _wrapper(name: str, traced_type):
     original = _ORIGINAL[name]
+    if name in SIZED_NAMES:
+        return sized_call(original, traced_type)
+    if name in CREATION_NAMES + SYMBOLIC_NAMES:
+        return created_call(original)
 
     @functools.wraps(original)
     def conversion(a, *args, **kwargs):
         tracer = _tracer_of(a, traced_type)
         if tracer is None:
             return original(a, *args, **kwargs)
-        return frontend.translate(tracer, original, a, *args, **kwargs)
+        out = frontend.translate(tracer, original, a, *args, **kwargs)
+        copies = name == "array" and kwargs.get("copy", True) is True  # np.array copies; the others may not
+        return tracer.settle(out, (a,), view=not copies)
 
     return conversion
 

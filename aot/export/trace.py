@@ -18,7 +18,16 @@ import numpy as np
 from ir import dtypes as D
 from ir.symbols import deciding
 
-from ..compiler.capture import CaptureTracer, GraphBreak, TracedArray, ValMeta, _order_placeholders
+from ..compiler.capture import (
+    CaptureTracer,
+    GraphBreak,
+    TracedArray,
+    ValMeta,
+    _order_placeholders,
+    updated_arrays,
+)
+from ..compiler.conversions import traced_conversions
+from ..compiler.creations import creating
 from ..frontend.core import ops as core_ops
 from ..fx import GraphModule
 from ..fx._pytree import tree_flatten, tree_unflatten
@@ -64,8 +73,12 @@ def trace_for_export(
             kinds.append(("const", leaf))
     targs, tkwargs = tree_unflatten(traced, spec)
     try:
-        with deciding(shapes):
+        with deciding(shapes), traced_conversions(TracedArray), creating(tracer):  # np.asarray, np.zeros & co
             result = fn(*targs, **tkwargs)
+            if updated_arrays(tracer, traced):
+                raise ExportError(f"cannot export {getattr(fn, '__qualname__', fn)}: it updates an argument (or "
+                                  f"a captured array) in place, which a library function's outputs cannot "
+                                  f"express; return the new value instead")
             gm, template = _finish(tracer, traced, index, result)
     except GraphBreak as e:
         raise ExportError(f"cannot export {getattr(fn, '__qualname__', fn)}: {e}") from None

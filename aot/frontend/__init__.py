@@ -13,7 +13,8 @@ import aot.ops  # noqa: F401  (the core op rows the translations emit)
 
 from .core import CoreOp, ops
 from .emitter import Abstract, EagerEmitter, Emitter, IRBuilderEmitter, abstract_of, build_func
-from .indexing import getitem, setitem
+from .assignment import setitem
+from .indexing import getitem
 from .methods import translate_attribute, translate_method, translate_operator
 from .numpy_api import TRANSLATIONS, is_supported, lookup_translation, translate
 from .operands import FrontendError, UnsupportedError

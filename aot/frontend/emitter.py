@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 
 @runtime_checkable
 class Emitter(Protocol):
-    """Receives core ops. Two methods, so that a new backend (fx recording, ...) is small.
+    """Receives core ops. Two methods, so that a new backend (fx recording, ...) is small (a third,
+    optional: `assign(target, new)` rebinds a mutable array to a new value, for in-place updates).
 
     emit: apply core op `op` (a key of ir.OPDEFS) to `operands` (values of this emitter) with
         attributes `attrs` (plain Python data: ints, tuples, DTypes, scalars, numpy arrays);
@@ -82,6 +83,10 @@ class EagerEmitter:
 
     def is_value(self, x: Any) -> bool:
         return isinstance(x, (np.ndarray, np.generic))
+
+    def assign(self, target: Any, new: Any) -> None:
+        """An in-place update (aot/frontend/assignment.py): numpy's own."""
+        np.copyto(target, new, casting="unsafe")
 
     def emit(self, op: str, operands: Sequence[Any], attrs: Mapping[str, Any]) -> Any:
         d = lookup(op)

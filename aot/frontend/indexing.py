@@ -1,5 +1,5 @@
 """numpy indexing `x[key]` -> slice, flip, squeeze, take, expand_dims (and transpose when numpy moves
-advanced-index dims to the front). Boolean masks (data-dependent shapes) and assignment are errors."""
+advanced-index dims to the front). A boolean mask selects (selection.py); assignment is assignment.py's."""
 from __future__ import annotations
 
 import operator
@@ -141,7 +141,7 @@ def getitem(em: Emitter, x: Any, key: Any):
     """numpy basic indexing plus one integer-array index; a boolean mask over x's leading dims
     selects (a MaskedSelection when the mask is traced, a take of its indices when it is known)."""
     x = to_value(em, x)
-    if _is_mask(em, key):
+    if is_mask(em, key):
         return _select(em, x, key)
     items = _expand(em, key, abstract_of(x).ndim)
     arrays = [i for i, it in enumerate(items) if it.kind == "array"]
@@ -188,7 +188,7 @@ def _index_arrays(em: Emitter, x: Any, items: list[_Item]):
     return take(em, merged, flat, a)
 
 
-def _is_mask(em: Emitter, key: Any) -> bool:
+def is_mask(em: Emitter, key: Any) -> bool:
     """A boolean array key: a value (traced, or an array the function captured, which is read when
     it runs), or a known list of bools."""
     if em.is_value(key):
@@ -235,6 +235,31 @@ def _basic_specs(items: list[_Item], shape: tuple) -> tuple[list[slice], tuple[i
     return specs, tuple(squeezed)
 
 
+def basic_region(em: Emitter, x: Any, key: Any) -> list[tuple[Any, Any, int, bool]] | None:
+    """The elements a basic key (ints, slices, None, ...) reaches, per dim of x: range(start, stop,
+    step) with a positive step, and whether the key walks the dim backwards; None for keys with
+    arrays, and for symbolic dims sliced with a step other than 1."""
+    items = _expand(em, key, abstract_of(x).ndim)
+    if any(it.kind == "array" for it in items):
+        return None
+    specs, squeezed = _basic_specs(items, abstract_of(x).shape)
+    out = []
+    for sl, n in zip(specs, abstract_of(x).shape):
+        step = 1 if sl.step is None else operator.index(sl.step)
+        if is_static(n):
+            (a, b, c), flipped = _positive(*sl.indices(n), n)
+            if flipped:  # (a, b, c) counts from the end: the same elements from the start
+                last = a + (len(range(a, b, c)) - 1) * c
+                a, b = n - 1 - last, n - a
+            out.append((a, b, c, flipped))
+        elif step == 1 and current_decider() is not None:
+            a, b = _symbolic_bounds(slice(sl.start, sl.stop), n)
+            out.append((a, b, 1, False))
+        else:
+            return None
+    return out
+
+
 def _result_slots(em: Emitter, items: list[_Item]) -> list[tuple[str, int]]:
     """The result's dims grouped by the key entry that makes them: (kind, number of dims)."""
     slots = []
@@ -277,8 +302,3 @@ def _array_dims_first(em: Emitter, x: Any, slots: list[tuple[str, int]]):
     n = abstract_of(x).ndim
     moved = list(range(start, start + width))
     return transpose(em, x, moved + [i for i in range(n) if i not in moved])
-
-
-def setitem(em: Emitter, x: Any, key: Any, value: Any):
-    raise FrontendError("arrays are immutable in traced code: `x[key] = value` is not supported; build a new "
-                        "array instead, e.g. np.where(mask, value, x) or np.concatenate")

@@ -6,15 +6,18 @@ from typing import Any
 
 import numpy as np
 
+from . import assignment as assign
 from . import numpy_arrays as arrays
 from . import numpy_linalg as la
 from . import numpy_misc as misc
 from . import numpy_reductions as red
 from . import numpy_scans as scans
 from . import numpy_shape as shp
+from . import numpy_sized as sized
 from . import numpy_sorting as sorting
 from .emitter import Emitter, abstract_of
-from .indexing import getitem, setitem
+from .assignment import in_place, setitem
+from .indexing import getitem
 from .numpy_ufuncs import apply_ufunc, emit, np_clip
 from .operands import FrontendError, UnsupportedError, cast, full_like, to_dtype, to_value
 from .shapes import prod
@@ -48,6 +51,8 @@ def translate_operator(em: Emitter, name: str, *args: Any):
     Reflected forms ("__radd__") receive (self, other) like Python calls them and compute other + self.
     """
     op = name.strip("_")
+    if op.startswith("i") and op[1:] in BINARY_OPERATORS and len(args) == 2:  # x += y: numpy's out=x
+        return in_place(em, op[1:], args[0], translate_operator(em, op[1:], *args))
     if op in _REFLECTED:
         if len(args) != 2:
             raise TypeError(f"operator {name} takes 2 operands, got {len(args)}")
@@ -147,6 +152,10 @@ def _flatten(em, x, order="C"):
     return shp.np_ravel(em, x, order)
 
 
+def _copy(em, x, order="C"):
+    return assign.fresh(em, x)
+
+
 def _clip(em, x, min=None, max=None, out=None, **kwargs):
     return np_clip(em, x, min, max, out, **kwargs)
 
@@ -164,8 +173,8 @@ def _data_dependent(name: str) -> Callable:
 
 def _mutating(name: str) -> Callable:
     def method(em, x, *args, **kwargs):
-        raise FrontendError(f"ndarray.{name}() mutates the array in place; arrays are immutable in traced "
-                            f"code, use the functional form (e.g. np.where; np.sort returns a new array)")
+        raise FrontendError(f"ndarray.{name}() changes the array's size or memory in place, which traced "
+                            f"code cannot do; build a new array instead (np.resize returns one)")
     return method
 
 
@@ -177,16 +186,16 @@ METHODS: dict[str, Callable[..., Any]] = {
     "argmin": red.np_argmin,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype, "squeeze": shp.np_squeeze,
     "flatten": _flatten, "ravel": _flatten, "clip": _clip, "conj": _conj, "conjugate": _conj,
-    "swapaxes": shp.np_swapaxes, "dot": la.np_dot, "round": misc.np_round, "copy": lambda em, x, order="C": x,
+    "swapaxes": shp.np_swapaxes, "dot": la.np_dot, "round": misc.np_round, "copy": _copy,
     "take": shp.np_take, "__getitem__": getitem, "__setitem__": setitem,
     "item": _data_dependent("item"), "tolist": _data_dependent("tolist"),
-    "nonzero": _data_dependent("nonzero"),
+    **sized.METHODS,  # nonzero and compress: with size= (numpy_sized.py)
     "__bool__": _data_dependent("__bool__"), "__int__": _data_dependent("__int__"),
     "__float__": _data_dependent("__float__"), "__index__": _data_dependent("__index__"),
-    "fill": _mutating("fill"), "sort": _mutating("sort"), "resize": _mutating("resize"),
-    "itemset": _mutating("itemset"), "put": _mutating("put"),
+    "fill": assign.method_fill, "sort": assign.method_sort, "resize": _mutating("resize"),
+    "itemset": _mutating("itemset"), "put": assign.method_put,
     "argsort": sorting.np_argsort, "argpartition": sorting.np_argpartition, "searchsorted": sorting.np_searchsorted,
-    "partition": _mutating("partition"),
+    "partition": assign.method_partition,
 }
 
 

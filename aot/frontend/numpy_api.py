@@ -15,10 +15,13 @@ import inspect
 from typing import Any
 
 from . import numpy_creation, numpy_fft, numpy_linalg, numpy_misc, numpy_reductions, numpy_shape, numpy_ufuncs
-from . import numpy_conversions, numpy_scans
+from . import assignment, numpy_conversions, numpy_scans
 from . import numpy_quantiles, numpy_sorting
-from . import numpy_linalg_kernels
+from . import numpy_linalg_eig, numpy_linalg_kernels
 from . import numpy_arrays, numpy_nan, numpy_numeric, numpy_pieces, numpy_signal, numpy_stats  # everyday numpy
+from . import numpy_sized  # size=/fill_value= for data-dependent shapes
+from . import numpy_apply, numpy_assembly, numpy_polynomials, numpy_special  # misc numpy (issue 13)
+from . import numpy_histogram  # np.histogram's one-pass counts
 from .emitter import Emitter
 from .operands import UnsupportedError
 from .refusals import refusal
@@ -45,6 +48,7 @@ def qualified_name(func: Any) -> str:
 
 
 def lookup_translation(func: Any) -> Translation:
+    func = getattr(func, "__aot_original__", func)  # the tracer's stand-in for np.zeros & co
     try:
         return TRANSLATIONS[func]
     except (KeyError, TypeError):
@@ -72,6 +76,11 @@ MODULES = (numpy_ufuncs, numpy_reductions, numpy_shape, numpy_creation, numpy_li
            numpy_scans, numpy_sorting, numpy_quantiles, numpy_linalg_kernels)
 MODULES += (numpy_nan, numpy_stats, numpy_arrays, numpy_signal, numpy_pieces, numpy_numeric)  # everyday numpy
 MODULES += (numpy_conversions,)  # np.asarray & co: reached through the tracer's substitutions
+MODULES += (numpy_linalg_eig,)  # np.linalg.eig, eigvals, np.roots
+MODULES += (numpy_sized,)  # np.nonzero, np.unique & co with size=: reached through substitutions
+MODULES += (assignment,)  # np.put, np.place, np.copyto, ...: in-place updates
+MODULES += (numpy_special, numpy_assembly, numpy_polynomials, numpy_apply)  # misc numpy (issue 13)
+MODULES += (numpy_histogram,)  # np.histogram's one-pass counts
 UFUNCS: dict[Any, Translation] = {u: numpy_ufuncs.ufunc_translation(u) for u in numpy_ufuncs.ALL_UFUNCS}
 ROW_FUNCTIONS: dict[Any, Translation] = row_functions()  # numpy callables that are one core op's
 DECOMPOSITIONS: dict[Any, Translation] = _merged(*(m.DECOMPOSITIONS for m in MODULES))

@@ -1,6 +1,7 @@
 """np.median, np.percentile, np.quantile and their NaN-ignoring forms by decomposition: the reduced
-axes are moved last and merged, the lanes sorted (NaNs sort to the end), and the order statistics
-gathered, with numpy's own formulas (numpy/lib/_function_base_impl.py: _median, _quantile,
+axes are moved last and merged, and the order statistics the formulas need (NaNs sort to the end)
+are selected from the lanes by one select_kth (numpy_selection.order_statistics: no full sort),
+with numpy's own formulas (numpy/lib/_function_base_impl.py: _median, _quantile,
 _get_indexes, _lerp and the methods' virtual indexes; _nanfunctions_impl.py) so that results and
 dtypes match numpy's.
 
@@ -25,8 +26,8 @@ from ir import dtypes as irdt
 
 from .emitter import Emitter, abstract_of
 from .numpy_reductions import np_mean, np_sum
-from .numpy_shape import reshape, take, transpose
-from .numpy_sorting import sort
+from .numpy_selection import order_statistics
+from .numpy_shape import reshape, transpose
 from .numpy_ufuncs import apply_ufunc, emit, np_where
 from .operands import UnsupportedError, cast, constant, full, no_out, normalize_axes, result_dtype, to_value
 from .shapes import dim_equals, dim_le, prod
@@ -77,8 +78,10 @@ class Lanes:
         self.last = len(self.kshape)
         self.empty = dim_equals(prod(av.shape), 0)
 
-    def sorted(self, em: Emitter):
-        return sort(em, self.y, self.last)
+    def select(self, em: Emitter, positions: list) -> list:
+        """The sorted lanes' elements at each int64 array of positions ((Q,) for every lane, or
+        kshape + (Q,) per lane; -1 the last), selected together: kshape + (Q,) each."""
+        return order_statistics(em, self.y, self.last, positions)
 
     def finish(self, em: Emitter, r: Any, qshape: tuple, keepdims: bool):
         """r (kshape + (Q,)) as numpy's result: q's dims first, then the kept (or keepdims) dims."""
@@ -92,13 +95,6 @@ class Lanes:
         """Non-NaN elements per lane, kshape + (1,) (int64)."""
         valid = apply_ufunc(em, np.logical_not, apply_ufunc(em, np.isnan, self.y))
         return np_sum(em, cast(em, valid, irdt.int64), axis=self.last, keepdims=True)
-
-
-def _gather(em: Emitter, s: Any, idx: Any, last: int):
-    """s[..., idx]: idx (Q,) for every lane, or per lane (kshape + (Q,))."""
-    if abstract_of(idx).ndim == 1:
-        return take(em, s, idx, last)
-    return emit(em, "take_along_axis", s, idx, axis=last)
 
 
 def _index(em: Emitter, i: Any):
@@ -126,19 +122,19 @@ def np_median(em: Emitter, a: Any, axis: Any = None, out: Any = None, overwrite_
     ln = Lanes(em, x, axis)
     if dim_equals(ln.n, 0):  # the mean of nothing: nan (numpy warns)
         return full(em, ln.keep_shape if keepdims else ln.kshape, np.nan, _mean_dtype(dt))
-    s = ln.sorted(em)
     lo, hi = (ln.n - 1) // 2, ln.n // 2
-    if isinstance(ln.n, int):
-        parts = [_gather(em, s, _index(em, i), ln.last) for i in sorted({lo, hi})]
-        r = _mean_of(em, parts, ln.last)
+    static = isinstance(ln.n, int)
+    want = [constant(em, np.array(sorted({lo, hi})), irdt.int64)] if static else [_index(em, lo), _index(em, hi)]
+    tail = dt.is_inexact  # numpy's _median_nancheck: a lane holding a NaN has it last
+    got = ln.select(em, want + [_index(em, -1)] if tail else want)
+    if static:
+        r = _mean_of(em, got[:1], ln.last)
     else:  # the parity is known at run time
-        ilo, ihi = _index(em, lo), _index(em, hi)
-        vlo, vhi = _gather(em, s, ilo, ln.last), _gather(em, s, ihi, ln.last)
-        odd = apply_ufunc(em, np.equal, ilo, ihi)
+        vlo, vhi = got[0], got[1]
+        odd = apply_ufunc(em, np.equal, want[0], want[1])
         r = np_where(em, odd, _mean_of(em, [vhi], ln.last), _mean_of(em, [vlo, vhi], ln.last))
-    if dt.is_inexact:  # numpy's _median_nancheck: a lane holding a NaN has it last
-        tail = _gather(em, s, _index(em, -1), ln.last)
-        r = np_where(em, apply_ufunc(em, np.isnan, tail), tail, r)
+    if tail:
+        r = np_where(em, apply_ufunc(em, np.isnan, got[-1]), got[-1], r)
     return ln.finish(em, r, (), bool(keepdims))
 
 
@@ -153,10 +149,10 @@ def np_nanmedian(em: Emitter, a: Any, axis: Any = None, out: Any = None, overwri
     ln = Lanes(em, x, axis)
     if ln.empty:  # numpy answers np.nanmean
         return full(em, ln.keep_shape if keep else ln.kshape, np.nan, dt)
-    s, cnt = ln.sorted(em), ln.counts(em)
+    cnt = ln.counts(em)
     ilo = apply_ufunc(em, np.floor_divide, apply_ufunc(em, np.subtract, cnt, 1), 2)
     ihi = apply_ufunc(em, np.floor_divide, cnt, 2)
-    vlo, vhi = _gather(em, s, ilo, ln.last), _gather(em, s, ihi, ln.last)
+    vlo, vhi = ln.select(em, [ilo, ihi])
     # np.ma.median (lanes along an axis of a >1-d array, shorter than 600) averages a lone middle
     # element with itself; np.median (the other lanes) takes it as it is
     ma = ln.axis_given and ln.last >= 1 and dim_le(ln.n, MA_MEDIAN_LIMIT - 1)
@@ -288,7 +284,6 @@ def _quantile(em: Emitter, fname: str, a: Any, q: Any, axis: Any, method: str, k
         return full(em, ln.keep_shape if keepdims else ln.kshape, np.nan, dt)
     if dim_equals(ln.n, 0):
         raise IndexError(f"index -1 is out of bounds for axis 0 with size {ln.n}")
-    s = ln.sorted(em)
     cnt = ln.counts(em) if ignore_nan else None
     if ignore_nan:
         n = Count(cnt)
@@ -297,16 +292,20 @@ def _quantile(em: Emitter, fname: str, a: Any, q: Any, axis: Any, method: str, k
     qv = constant(em, qarr.reshape(-1))
     kind, vi, *rule = _virtual_index(em, method, n, qv)
     if kind == "take":
-        r = _gather(em, s, _relative(em, vi, n), ln.last)
+        want = [_relative(em, vi, n)]
     else:
         prev, nxt = (cast(em, i, irdt.int64) for i in _indexes(em, vi, n))
-        vals = [_gather(em, s, _relative(em, i, n), ln.last) for i in (prev, nxt)]
-        r = _lerp(em, *vals, _gamma(em, vi, prev, rule[0]), weak)
+        want = [_relative(em, i, n) for i in (prev, nxt)]
+    tail = not ignore_nan and dt.is_inexact  # a lane holding a NaN has it last: numpy copies it
+    got = ln.select(em, want + [_index(em, -1)] if tail else want)
+    if kind == "take":
+        r = got[0]
+    else:
+        r = _lerp(em, got[0], got[1], _gamma(em, vi, prev, rule[0]), weak)
     if ignore_nan:
         r = np_where(em, apply_ufunc(em, np.equal, cnt, 0), np.nan, r)
-    elif dt.is_inexact:  # a lane holding a NaN has it last: numpy copies it into that lane's results
-        tail = _gather(em, s, _index(em, -1), ln.last)
-        r = np_where(em, apply_ufunc(em, np.isnan, tail), tail, r)
+    elif tail:  # into that lane's results
+        r = np_where(em, apply_ufunc(em, np.isnan, got[-1]), got[-1], r)
     return ln.finish(em, r, qarr.shape, bool(keepdims))
 
 

@@ -1,7 +1,7 @@
 """Sorting and searching: np.sort, np.argsort, np.searchsorted and np.take_along_axis as core ops
-(registered against their rows); np.partition / np.argpartition (a full stable sort is a valid
-partition for every kth), np.lexsort (stable sorts by each key) and np.sort_complex by
-decomposition.
+(registered against their rows); np.partition / np.argpartition as the partition rows (with the
+selection kernels, numpy_selection.py; complex lanes take the sort), np.lexsort (stable sorts by
+each key) and np.sort_complex by decomposition.
 
 Every sort kind gives the stable result (a valid answer for each kind numpy accepts); `kind` and
 `stable` are still checked as numpy checks them. `order=` (structured arrays) is refused.
@@ -17,6 +17,7 @@ import numpy as np
 from ir import dtypes as irdt
 
 from .emitter import Emitter, abstract_of
+from .numpy_selection import partition
 from .numpy_shape import reshape, take
 from .numpy_ufuncs import emit
 from .operands import AxisError, UnsupportedError, cast, normalize_axis, to_dtype, to_value
@@ -126,21 +127,21 @@ def _check_select_kind(kind: Any) -> None:
         raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
 
 
+@translates("partition")
 def np_partition(em: Emitter, a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None):
     _check_select_kind(kind)
     _no_order("np.partition", order)
     x, ax = along_axis(em, a, axis)
-    kth_indices(kth, abstract_of(x).shape[ax])
-    return sort(em, x, ax)
+    return partition(em, x, ax, kth_indices(kth, abstract_of(x).shape[ax]), arg=False)
 
 
+@translates("argpartition")
 def np_argpartition(em: Emitter, a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
                     order: Any = None):
     _check_select_kind(kind)
     _no_order("np.argpartition", order)
     x, ax = along_axis(em, a, axis, zero_d_as_1d=True)
-    kth_indices(kth, abstract_of(x).shape[ax])
-    return argsort(em, x, ax)
+    return partition(em, x, ax, kth_indices(kth, abstract_of(x).shape[ax]), arg=True)
 
 
 # --- lexsort ------------------------------------------------------------------------------------
@@ -228,5 +229,4 @@ def _check_along_shapes(xs: tuple, ids: tuple, axis: int) -> None:
 
 
 # numpy functions that are not one core op (the row-named ones register with @translates)
-DECOMPOSITIONS = {np.partition: np_partition, np.argpartition: np_argpartition,
-                  np.sort_complex: np_sort_complex, np.lexsort: np_lexsort}
+DECOMPOSITIONS = {np.sort_complex: np_sort_complex, np.lexsort: np_lexsort}

@@ -1,10 +1,10 @@
-"""np.average, np.bincount and the histograms (np.histogram, np.histogram_bin_edges, np.histogram2d,
-np.histogramdd) with a static bin count, following numpy's own algorithms
-(numpy/lib/_function_base_impl.py, _histograms_impl.py, _twodim_base_impl.py).
+"""np.average, np.bincount and the histograms (np.histogram_bin_edges, np.histogram2d, np.histogramdd,
+and the edges np.histogram counts over: numpy_histogram.py) with a static bin count, following
+numpy's own algorithms (numpy/lib/_function_base_impl.py, _histograms_impl.py, _twodim_base_impl.py).
 
 np.bincount is the scatter-add row's (aot/ops/scatter.py): its output length must be static, so
-`minlength` is required and every value must lie below it (checked at run time). The histograms
-compute each sample's bin with elementwise ops (uniform bins: numpy's index arithmetic and its
+`minlength` is required and every value must lie below it (checked at run time). histogramdd (and
+np.histogram with complex weights) computes each sample's bin with elementwise ops (uniform bins: numpy's index arithmetic and its
 corrections against the edges) or with searchsorted (explicit edges, histogramdd), then count with
 bincount into one extra bin that collects the samples outside the range. Edges from a static
 `range` are computed by numpy at trace time; edges from the data's min and max at run time, with
@@ -361,21 +361,6 @@ def _bins_of(em: Emitter, fname: str, x: Any, bins: Any, rng: Any):
     return _edges_array(em, bins), None
 
 
-def np_histogram(em: Emitter, a: Any, bins: Any = 10, range: Any = None, density: Any = None,
-                 weights: Any = None):
-    x, w = _ravel_data(em, "np.histogram", a, weights)
-    edges, uniform = _bins_of(em, "np.histogram", x, bins, range)
-    if uniform is not None:
-        idx, nb = _uniform_bins(em, x, uniform), uniform.n
-    else:
-        idx, nb = _edge_bins(em, x, edges)
-    n = _weighted_counts(em, idx, w, nb)
-    if density:
-        db = cast(em, apply_ufunc(em, np.subtract, _part(em, edges, 1, nb + 1), _part(em, edges, 0, nb)), F64)
-        n = apply_ufunc(em, np.true_divide, apply_ufunc(em, np.true_divide, n, db), red.np_sum(em, n))
-    return n, edges
-
-
 def np_histogram_bin_edges(em: Emitter, a: Any, bins: Any = 10, range: Any = None, weights: Any = None):
     x, _ = _ravel_data(em, "np.histogram_bin_edges", a, weights)
     return _bins_of(em, "np.histogram_bin_edges", x, bins, range)[0]
@@ -474,6 +459,6 @@ def np_histogram2d(em: Emitter, x: Any, y: Any, bins: Any = 10, range: Any = Non
 
 # numpy functions that are not one core op (np.bincount registers with @translates)
 DECOMPOSITIONS = {
-    np.average: np_average, np.histogram: np_histogram, np.histogram_bin_edges: np_histogram_bin_edges,
+    np.average: np_average, np.histogram_bin_edges: np_histogram_bin_edges,
     np.histogramdd: np_histogramdd, np.histogram2d: np_histogram2d,
 }

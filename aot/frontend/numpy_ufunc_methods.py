@@ -4,6 +4,10 @@ numpy hands them to `__array_ufunc__` with method="accumulate", "reduce", ...; t
 (staged.py) and the capture tracer (aot/compiler/capture.py) look the method up in UFUNC_METHODS,
 one translation per method name, called as `fn(emitter, ufunc, *inputs, **kwargs)`.
 
+reduceat with indices known at trace time is numpy's rule piece by piece: piece i reduces
+a[indices[i]:indices[i+1]] along the axis (the last runs to the end), or is the one element
+a[indices[i]] where indices[i] >= indices[i+1]; traced indices are refused.
+
 accumulate is numpy's sequential fold (numpy_scans.accumulate: one `scan`). reduce of the ufuncs that
 are reductions (add, multiply, maximum, minimum, logical_and, logical_or) is their reduction row
 (numpy_reductions); of any other binary ufunc it is the last element of the fold, started from
@@ -22,14 +26,15 @@ import numpy as np
 from ir.structural import reduced_shape
 
 from . import numpy_reductions as red
+from .assignment import ufunc_at
 from .emitter import Emitter, abstract_of
 from .indexing import slice_axis
 from .numpy_scans import accumulate, as_dtype, fold, method_dtype
 from .numpy_shape import np_concatenate, reshape, transpose
+from .numpy_ufunc_outer import ufunc_outer
 from .numpy_ufuncs import apply_ufunc
-from .numpy_ufunc_outer import ufunc_at, ufunc_outer
-from .operands import UnsupportedError, full, no_out, to_value
-from .shapes import dim_equals, prod
+from .operands import UnsupportedError, full, no_out, normalize_axis, to_value
+from .shapes import dim_equals, prod, static_int
 
 _NoValue = np._NoValue
 
@@ -138,9 +143,50 @@ def _last_of_fold(em: Emitter, ufunc: np.ufunc, x: Any, axes: tuple, dt, start: 
     return slice_axis(em, fold(em, ufunc, y, k, dt), k, -1, None)
 
 
+# --- reduceat: with indices known at trace time, numpy's rule piece by piece -------------------------
+
+MAX_PIECES = 256  # each piece is a reduction of its own: beyond this, compile time outgrows the gain
+
+
+def ufunc_reduceat(em: Emitter, ufunc: np.ufunc, array: Any, indices: Any, axis: Any = 0, dtype: Any = None,
+                   out: Any = None):
+    name = f"np.{ufunc.__name__}.reduceat"
+    if ufunc.nin != 2 or ufunc.nout != 1:
+        raise ValueError("reduceat only supported for binary functions")
+    no_out(name, out)
+    if em.is_value(indices) and not isinstance(indices, np.ndarray):
+        raise UnsupportedError(f"{name}: traced indices are not supported (the segments depend on the data); pass "
+                               f"indices known when tracing, or use np.cumsum differences for sums")
+    idx = np.asarray(indices)
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+        raise TypeError(f"{name}: indices must be a 1-D sequence of integers")
+    if idx.size > MAX_PIECES:
+        raise UnsupportedError(f"{name}: {idx.size} indices; traced code supports up to {MAX_PIECES} pieces")
+    x = to_value(em, array)
+    av = abstract_of(x)
+    ax = normalize_axis(axis, av.ndim)
+    n = static_int(av.shape[ax], f"{name}'s axis length")
+    bad = [int(i) for i in idx if not 0 <= i < n]
+    if bad:
+        raise IndexError(f"index {bad[0]} out-of-bounds in {ufunc.__name__}.reduceat [0, {n})")
+    dt = method_dtype(ufunc, "reduceat", av.dtype, dtype, indices=[0])
+    pieces = []
+    for i, start in enumerate(idx.tolist()):
+        stop = idx[i + 1] if i + 1 < idx.size else n
+        if start < stop:
+            part = slice_axis(em, x, ax, start, stop)
+            pieces.append(ufunc_reduce(em, ufunc, part, axis=ax, dtype=dt.numpy, keepdims=True))
+        else:
+            pieces.append(as_dtype(em, slice_axis(em, x, ax, start, start + 1), dt))
+    if not pieces:
+        return as_dtype(em, slice_axis(em, x, ax, 0, 0), dt)
+    return np_concatenate(em, [as_dtype(em, p, dt) for p in pieces], axis=ax)
+
+
 # method name -> translation `fn(emitter, ufunc, *inputs, **kwargs)` (ufunc.outer, ... join here)
-UFUNC_METHODS: dict[str, Callable[..., Any]] = {"accumulate": ufunc_accumulate, "reduce": ufunc_reduce}
-UFUNC_METHODS.update(outer=ufunc_outer, at=ufunc_at)  # numpy_ufunc_outer.py
+UFUNC_METHODS: dict[str, Callable[..., Any]] = {"accumulate": ufunc_accumulate, "reduce": ufunc_reduce,
+                                                "reduceat": ufunc_reduceat}
+UFUNC_METHODS.update(outer=ufunc_outer, at=ufunc_at)  # numpy_ufunc_outer.py, assignment.py
 
 
 def translate_ufunc_method(em: Emitter, ufunc: np.ufunc, method: str, *args: Any, **kwargs: Any):

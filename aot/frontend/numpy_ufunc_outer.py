@@ -1,4 +1,4 @@
-"""`ufunc.outer` for every binary ufunc, and `ufunc.at`'s refusal (numpy_ufunc_methods' table).
+"""`ufunc.outer` for every binary ufunc (numpy_ufunc_methods' table; ufunc.at is assignment.py's).
 
 outer(A, B) is the ufunc on A reshaped to A.shape + (1,) * B.ndim and B, broadcast against each
 other: result[i..., j...] = ufunc(A[i...], B[j...]), with the ufunc's own keyword arguments and
@@ -12,7 +12,7 @@ import numpy as np
 from .emitter import Emitter, abstract_of
 from .numpy_shape import reshape
 from .numpy_ufuncs import ufunc_translation
-from .operands import UnsupportedError, to_value
+from .operands import to_value
 
 
 def ufunc_outer(em: Emitter, ufunc: np.ufunc, A: Any, B: Any, /, **kwargs: Any):
@@ -23,11 +23,3 @@ def ufunc_outer(em: Emitter, ufunc: np.ufunc, A: Any, B: Any, /, **kwargs: Any):
     a, b = to_value(em, A), to_value(em, B)
     x = reshape(em, a, tuple(abstract_of(a).shape) + (1,) * abstract_of(b).ndim)
     return ufunc_translation(ufunc)(em, x, b, **kwargs)
-
-
-def ufunc_at(em: Emitter, ufunc: np.ufunc, *args: Any, **kwargs: Any):
-    name = f"np.{ufunc.__name__}.at"
-    hint = ("e.g. a + np.bincount(indices, weights=b, minlength=len(a)) for np.add.at on a 1-D a"
-            if ufunc is np.add else f"e.g. np.{ufunc.__name__}(a, b) with np.where on a mask of the indices")
-    raise UnsupportedError(f"{name} updates its first argument in place, and arrays are immutable in traced "
-                           f"code; compute the result as a new array instead ({hint})")

@@ -14,7 +14,8 @@ from ir.core import Func, Module
 from ir.types import TensorType
 
 from .emitter import Emitter, abstract_of, build_func
-from .indexing import getitem, setitem
+from .assignment import setitem
+from .indexing import getitem
 from .methods import (
     ATTRIBUTES,
     BINARY_OPERATORS,

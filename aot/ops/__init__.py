@@ -22,6 +22,11 @@ from . import scan  # noqa: F401
 from . import sorting  # noqa: F401
 from . import scatter, signal, arrays, number_theory, exponents  # noqa: F401  (the everyday numpy rows)
 from . import linalg_kernels  # noqa: F401  (numpy.linalg factorisations)
+from . import linalg_eig  # noqa: F401  (numpy.linalg.eig, eigvals)
+from . import selection_ops  # noqa: F401  (order statistics and partitions without a full sort)
+from . import histogram  # noqa: F401  (np.histogram's counts in one pass)
+from . import compaction  # noqa: F401  (values[mask] cut or padded to size=: the size= functions)
+from . import updates  # noqa: F401  (in-place assignment as values)
 from ._define import DEFINED, FACETS
 
 ALL_OPS: list[str] = list(DEFINED)

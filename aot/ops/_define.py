@@ -15,7 +15,7 @@ import numpy as np
 
 from ir import dtypes as D
 from ir.dtypes import DType
-from ir.opdef import MARKERS, REQUIRED, OpDef, OpError, broadcast_shapes, register
+from ir.opdef import MARKERS, OPDEFS, REQUIRED, OpDef, OpError, broadcast_shapes, register
 
 from ._shapes import check_axes, reduced_shape
 
@@ -178,3 +178,22 @@ def check_dtype_attr(op: str, dtype: Any, what: str = "dtype") -> DType:
     if not isinstance(dtype, DType):
         raise OpError(f"{op}: attribute {what!r} must be an ir DType, got {dtype!r}")
     return dtype
+
+
+def within_rules(name: str, ref: Callable[..., Any]) -> Callable[..., Any]:
+    """`ref` refusing what row `name`'s dtype and shape rules refuse (TypeError, ValueError), for rows
+    whose numpy computation would cast or broadcast what the row does not define (a kernel's operands)."""
+    @functools.wraps(ref)
+    def checked(*arrays: Any, **attrs: Any) -> Any:
+        d = OPDEFS[name]
+        try:
+            d.dtype_rule([D.from_numpy(np.asarray(a).dtype) for a in arrays], **attrs)
+        except OpError as e:
+            raise TypeError(str(e)) from None
+        try:
+            d.shape_rule([np.shape(a) for a in arrays], **attrs)
+        except OpError as e:
+            raise ValueError(str(e)) from None
+        return ref(*arrays, **attrs)
+
+    return checked

@@ -39,4 +39,5 @@ def _diagonal_reference(x, *, offset, axis1, axis2):
 
 
 defop("diagonal", arity=1, dtype_rule=_diagonal_dtype, shape_rule=_diagonal_shape, ref=_diagonal_reference,
-      attrs={"offset": 0, "axis1": REQUIRED, "axis2": REQUIRED}, traits=VIEW, numpy_names=("diagonal",))
+      attrs={"offset": 0, "axis1": REQUIRED, "axis2": REQUIRED}, traits={*VIEW, "read_only"},
+      numpy_names=("diagonal",))

@@ -116,8 +116,10 @@ def _imag_reference(x):
     return np.imag(x)
 
 
-defunary("real", _real_reference, accept=ALL, result="real", numpy_names=("real",), traits={"linear"})
-defunary("imag", _imag_reference, accept=ALL, result="real", numpy_names=("imag",), traits={"linear"})
+defunary("real", _real_reference, accept=ALL, result="real", numpy_names=("real",),
+         traits={"linear", "numpy_view"})  # numpy's x.real is a view (aot/compiler/aliasing.py)
+defunary("imag", _imag_reference, accept=ALL, result="real", numpy_names=("imag",),
+         traits={"linear", "numpy_view"})  # numpy's x.imag is a view (aot/compiler/aliasing.py)
 
 
 def _cast_dtype(dtypes: list[DType], *, dtype) -> DType:

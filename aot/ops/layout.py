@@ -18,6 +18,8 @@ from ._shapes import (
 
 LAYOUT = {"layout", "linear"}
 VIEW = {*LAYOUT, "view"}  # codegen returns a view of the operand's memory (strides), never a copy
+# (numpy's result is a view too, which in-place updates follow: aot/compiler/aliasing.py; "read_only":
+# numpy's view refuses writes)
 
 
 def _same_dtype(dtypes: list[DType], **_) -> DType:
@@ -62,7 +64,7 @@ def _transpose_shape(shapes: list[tuple], *, perm) -> tuple:
 
 defop("broadcast_to", arity=1, dtype_rule=_same_dtype, shape_rule=_broadcast_to_shape,
       ref=lambda x, *, shape: np.broadcast_to(x, tuple(shape)), attrs={"shape": REQUIRED},
-      traits={*VIEW, "broadcast"}, numpy_names=("broadcast_to",))
+      traits={*VIEW, "broadcast", "read_only"}, numpy_names=("broadcast_to",))
 defop("reshape", arity=1, dtype_rule=_same_dtype, shape_rule=_reshape_shape,
       ref=lambda x, *, shape: np.reshape(x, tuple(shape)), attrs={"shape": REQUIRED}, traits=VIEW,
       numpy_names=("reshape", "ravel"))

@@ -75,9 +75,14 @@ class ScanSpec:
 
 def combiner(spec: ScanSpec):
     """fn(ctx, acc, x) -> the combined value (scalars or vectors, by ctx.vlen)."""
-    if record(spec.kind) is not None:
-        return lambda ctx, acc, x: combine(ctx, spec.kind, spec.dtype, acc, x)
-    body = spec.body
+    return kind_combiner(spec.kind, spec.dtype)
+
+
+def kind_combiner(kind: str, dtype: DType):
+    """fn(ctx, acc, x) combining with scan kind `kind` (ir/scans.py) in `dtype` (also ufunc.at's)."""
+    if record(kind) is not None:
+        return lambda ctx, acc, x: combine(ctx, kind, dtype, acc, x)
+    body = combine_body(kind, dtype)
     return lambda ctx, acc, x: emit_body(ctx, body, [acc, x])[0]
 
 

@@ -18,6 +18,7 @@ import ir
 from ir import dtypes as D
 from ir.opdef import REQUIRED, MissingRule, OpDef, OpError, infer_result_types
 from ir.types import TensorType
+from tests.ops.op_samples import SPECIAL as OPS_SAMPLES
 
 SAMPLE_DTYPES = (D.float32, D.float64, D.int64, D.int32, D.complex64, D.complex128, D.bool_)
 SAMPLE_SHAPES = ((2, 3), (4,), (2, 3, 4), (), (3, 3))  # square last: the linalg factorisations
@@ -56,6 +57,8 @@ def attr_candidates(name: str, default: Any, types: list) -> list[Any]:
         "newshape": ([(numel,), tuple(reversed(shape))] if static else [shape]),
         "kind": ["sum", "max", "sub"],  # scan kinds (ir/scans.py)
         "length": [3],  # bincount's output length
+        "kth": [(1,), (0, -1)],  # partition's positions
+        "size": [2],  # compact's result length
         "offset": [1, 0], "axis1": [0], "axis2": [1],  # diagonal
         "status": ["ALL_NAN_SLICE"],  # require's entry status (ir/status.py)
     }
@@ -105,7 +108,8 @@ def infers(name: str, types: list, attrs: dict[str, Any]) -> list | None:
 
 
 def sample_instance(d: OpDef) -> tuple[list, dict[str, Any]] | None:
-    """The first (operand types, attrs) the op's rules accept, trying common types first."""
+    """The first (operand types, attrs) the op's rules accept, trying common types first, then (for
+    operands of different shapes) the shapes of the op's tests/ops sample in one dtype."""
     for n in operand_counts(d):
         for shape in SAMPLE_SHAPES:
             for dt in SAMPLE_DTYPES:
@@ -113,6 +117,11 @@ def sample_instance(d: OpDef) -> tuple[list, dict[str, Any]] | None:
                 for attrs in attr_combinations(d, types):
                     if infers(d.name, types, attrs) is not None:
                         return types, attrs
+    special = OPS_SAMPLES.get(d.name)
+    for dt in SAMPLE_DTYPES if special is not None else ():
+        types = [TensorType(dt, tuple(s)) for s in special.shapes]
+        if infers(d.name, types, dict(special.attrs)) is not None:
+            return types, dict(special.attrs)
     return None
 
 

@@ -61,6 +61,7 @@ SPECIAL: dict[str, Sample] = {
     # the everyday numpy rows (aot/ops/scatter.py, signal.py, arrays.py)
     "bincount": Sample([(6,), (6,)], {"length": 3}),
     "require": Sample([(2, 3), ()], {"status": "EMPTY_MAXIMUM"}),
+    "scatter": Sample([(5,), (3,), (3,)], {}, [{}, {"kind": "sum"}, {"kind": "max", "unique": True}]),
     "correlate1d": Sample([(5,), (3,)], {"left": 1, "right": 1}),
     "diagonal": Sample([(3, 4)], {"offset": 1, "axis1": 0, "axis2": 1}),
     "scan": Sample([(2, 3)], {"kind": "sum", "axis": 1},
@@ -77,6 +78,16 @@ SPECIAL: dict[str, Sample] = {
     "eigvalsh": Sample([(3, 3)], attr_variants=[{"uplo": "L"}, {"uplo": "U"}]),
     "svd": Sample([(2, 4, 3)], attr_variants=[{"full_matrices": True}, {"full_matrices": False}]),
     "svdvals": Sample([(3, 4)]),
+    # order statistics and partitions (aot/ops/selection_ops.py), one-pass histograms (histogram.py)
+    "select_kth": Sample([(2, 5), (3,)], {"axis": 1}),
+    "partition": Sample([(2, 5)], {"kth": (1, -1), "axis": 1}),
+    "argpartition": Sample([(5, 2)], {"kth": (2,), "axis": 0}),
+    "histogram_uniform": Sample([(6,), (4,), (), (), (), (), (), (), (), ()]),
+    "histogram_edges": Sample([(6,), (4,), (6,)]),
+    # values[mask] cut or padded to size= (aot/ops/compaction.py)
+    "compact": Sample([(4, 2), (4,), ()], {"size": 3}, [{}, {"size": 6}, {"size": 0}]),
+    "eig": Sample([(2, 3, 3)]),  # aot/ops/linalg_eig.py
+    "eigvals": Sample([(3, 3)]),
 }
 
 

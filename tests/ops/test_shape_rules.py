@@ -24,6 +24,7 @@ from .op_samples import sample
 
 SHAPES = [(), (0,), (1,), (3,), (2, 3), (1, 3), (3, 1), (0, 3), (2, 1, 4), (2, 0, 1)]
 INDEX_OPS = {"take": 1}  # operand positions holding indices (int64 sample arrays)
+ONES_OPS: set = set()  # ops whose sample operands are ones, not zeros
 CONDITION_OPS = {"require": 1}  # operand positions holding a check's condition (true bool arrays)
 
 
@@ -41,6 +42,8 @@ def _data_dtype(name, n):
 
 def _arrays(name, shapes):
     dt = _data_dtype(name, len(shapes))
+    if name in ONES_OPS:  # a kernel's operands that zeros leave undefined (a zero bin width)
+        return [np.ones(s, dt) for s in shapes]
     if name in CONDITION_OPS:  # a check's condition holds: its shape rule is what is tested
         return [np.ones(s, bool) if CONDITION_OPS[name] == i else np.zeros(s, dt) for i, s in enumerate(shapes)]
     return [np.zeros(s, np.int64 if INDEX_OPS.get(name) == i else dt) for i, s in enumerate(shapes)]
@@ -138,6 +141,23 @@ LAYOUT_CASES.update({
 })
 INDEX_OPS["take_along_axis"] = 1
 
+# order statistics, partitions and one-pass histograms (aot/ops/selection_ops.py, histogram.py)
+LAYOUT_CASES.update({
+    "select_kth": lambda: (([x, i], {"axis": ax}) for x in [(5,), (2, 5), (3, 4)] for i in [(2,), (1,)]
+                           for ax in range(len(x))),
+    "partition": lambda: (([x], {"kth": (0,), "axis": ax}) for x in SHAPES for ax in range(len(x))),
+    "argpartition": lambda: (([x], {"kth": (0,), "axis": ax}) for x in SHAPES for ax in range(len(x))),
+    "histogram_uniform": lambda: (([x, (4,)] + [()] * 8 + w, {}) for x in [(0,), (6,)] for w in [[], [x]]),
+    "histogram_edges": lambda: (([x, e] + w, {}) for x in [(0,), (6,)] for e in [(2,), (4,)] for w in [[], [x]]),
+})
+INDEX_OPS["select_kth"] = 1
+ONES_OPS.add("histogram_uniform")
+
+# in-place updates as values (aot/ops/updates.py): 1-D array, indices and updates of one length
+LAYOUT_CASES["scatter"] = lambda: (([x, i, u], {}) for x in [(0,), (4,), (2, 3)] for i in [(0,), (3,), (2, 2)]
+                                   for u in [(0,), (3,)])
+INDEX_OPS["scatter"] = 1
+
 # numpy.linalg's factorisations (aot/ops/linalg_kernels.py): the arrays are zeros, so the ops that refuse
 # singular matrices get only empty ones (and shapes they must refuse)
 _LINALG_SQUARE = [(), (3,), (2, 3), (3, 3), (1, 1), (0, 0), (2, 0, 0), (0, 3, 3), (2, 2, 4, 4)]
@@ -156,6 +176,13 @@ LAYOUT_CASES.update({
     "svd": lambda: (([s], {"full_matrices": f}) for s in _LINALG_ANY for f in (True, False)),
     "svdvals": lambda: (([s], {}) for s in _LINALG_ANY),
 })
+LAYOUT_CASES.update({"eig": lambda: (([s], {}) for s in _LINALG_SQUARE),  # aot/ops/linalg_eig.py
+                     "eigvals": lambda: (([s], {}) for s in _LINALG_SQUARE)})
+
+# values[mask] cut or padded to size rows (aot/ops/compaction.py): the mask is a true bool array
+LAYOUT_CASES["compact"] = lambda: (([x, m, f], {"size": n}) for x in SHAPES for m in [(), (0,), (2,), (3,)]
+                                   for f in [(), (1,)] for n in (0, 2, 5))
+CONDITION_OPS["compact"] = 1
 
 
 def _random_cases(name, rng):

@@ -41,6 +41,9 @@ def make_fx(f: Callable, decomposition_table=None, tracing_mode: str = "real", _
 
         leaves, spec = tree_flatten(args)
         cap = capture(f, args, {}, leaves, spec, dynamic=tracing_mode == "symbolic")
+        if cap.mutations:
+            raise NotImplementedError("make_fx: the function updates an argument in place, which a graph "
+                                      "(a pure function of its inputs) cannot express; return the new value")
         gm = _rebuild(cap, leaves)
         if tracing_mode == "real":
             _record_real_values(gm, leaves)

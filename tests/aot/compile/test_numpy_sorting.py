@@ -4,7 +4,9 @@ median / percentile / quantile with their nan forms.
 
 Sorts are compared with numpy's stable sort (every kind gives that result, a valid answer for each),
 to the bit for floats: NaNs last in input order with their payloads, -0.0 and 0.0 in input order.
-Partitions are full sorts. Quantiles must equal numpy exactly (same formulas, same dtypes).
+Partitions are the partition rows' stable three-way partitions (aot/ops/selection_ops.py; complex
+lanes: full sorts), checked against numpy in test_numpy_select.py. Quantiles must equal numpy
+exactly (same formulas, same dtypes).
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ import numpy as np
 import pytest
 
 import aot
-from aot.frontend.operands import FrontendError, UnsupportedError
+from aot.frontend.operands import UnsupportedError
+from aot.ops.selection_ops import partition_order
 
 DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128"]
 REAL = ["int32", "int64", "float32", "float64"]
@@ -79,9 +82,17 @@ def _sort_family(x, y):
             y.argsort(axis=0), np.argsort(y, kind="stable"))
 
 
+def _partition(x, kth, axis=-1, arg=False):
+    """The partition rows' result (complex: the stable sort)."""
+    if x.dtype.kind == "c":
+        return _stable(np.argsort if arg else np.sort, x, axis=axis)
+    order = partition_order(x, kth, axis % x.ndim)
+    return order if arg else np.take_along_axis(x, order, axis=axis)
+
+
 def _sort_family_numpy(x, y):
     return (_stable(np.sort, x), _stable(np.sort, x, axis=0), _stable(np.argsort, x),
-            _stable(np.argsort, x, axis=None), _stable(np.sort, x), _stable(np.argsort, x, axis=0),
+            _stable(np.argsort, x, axis=None), _partition(x, (3,)), _partition(x, (0, -1), 0, True),
             _stable(np.sort, y), _stable(np.argsort, y, axis=0), _stable(np.argsort, y))
 
 
@@ -325,14 +336,22 @@ def test_quantile_eager_and_long_lanes():
 
 
 # --- refusals and argument errors ------------------------------------------------------------------
+def test_in_place_methods():  # numpy's a.sort() and friends update a (aot/frontend/assignment.py)
+    def f(a):
+        b = a[::-1].copy()
+        b.sort()
+        c = a[::-1].copy()
+        c.partition(2)
+        np.put_along_axis(c, np.array([0]), 9.0, axis=0)
+        return b, c[2]
+    x = np.array([3.0, 1.0, 2.0, 5.0, 4.0])
+    got, want = aot.compile(f, fullgraph=True)(x), f(x)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1]
+
+
 def test_refused():
     x = np.arange(5.0)
-    with pytest.raises(FrontendError, match="in place"):
-        aot.compile(lambda a: a.sort())(x)
-    with pytest.raises(FrontendError, match="in place"):
-        aot.compile(lambda a: a.partition(2))(x)
-    with pytest.raises(UnsupportedError, match=r"np\.put_along_axis.*take_along_axis"):
-        aot.compile(lambda a: np.put_along_axis(a, np.array([0]), 1.0, axis=0))(x)
     with pytest.raises(UnsupportedError, match="order"):
         aot.compile(lambda a: np.sort(a, order="f"))(x)
     with pytest.raises(UnsupportedError, match="traced q"):
@@ -396,6 +415,6 @@ def test_library(tmp_path):
             want = (_stable(np.sort, x), _stable(np.argsort, x, axis=0), np.median(x, axis=1),
                     np.nanquantile(x, [0.2, 0.8], axis=1), np.searchsorted(_stable(np.sort, x[0]), v),
                     np.take_along_axis(x, _stable(np.argsort, x, axis=1), axis=1), _stable(np.sort, z),
-                    _stable(np.sort, v))
+                    _partition(v, (1,)))
         for k, (g, w) in enumerate(zip(lib(x, v, z), want, strict=True)):
             _same_bits(g, w, f"library n={n} output {k}")

@@ -312,6 +312,12 @@ def _graph_ops(fn: Callable, *args) -> set[str]:
     return {getattr(n.target, "name", None) for g in compiled.graphs for n in g.graph.nodes}
 
 
+def _updated(a):  # scatter (in-place updates): tests/aot/compile/test_assignment.py
+    b = a.copy()
+    b[[0, 1]] = 1.0  # an index array: a scatter (basic keys are a where)
+    return b
+
+
 def test_every_op_has_a_case():
     """Every row of aot.ops.ALL_OPS appears in the graph of at least one case above."""
     reached: set[str] = set(DIRECT)
@@ -334,6 +340,12 @@ def test_every_op_has_a_case():
     reached |= _graph_ops(lambda a: (np.linalg.det(a), np.linalg.slogdet(a), np.linalg.inv(a), np.linalg.solve(a, a[0]),
                                      np.linalg.cholesky(a), np.linalg.qr(a), np.linalg.eigh(a), np.linalg.eigvalsh(a),
                                      np.linalg.svd(a), np.linalg.svd(a, compute_uv=False)), spd)
+    reached |= _graph_ops(lambda a: (np.linalg.eig(a), np.linalg.eigvals(a)), spd)  # test_numpy_linalg_eig.py
+    reached |= _graph_ops(_updated, x)
+    reached |= _graph_ops(lambda a: np.flatnonzero(a[0] > 0, size=2), x)  # compact: test_numpy_sized.py
+    reached |= _graph_ops(lambda a: (np.median(a[0]), np.partition(a[0], 1), np.argpartition(a[0], 1),
+                                     np.histogram(a[0], bins=4, range=(0.0, 1.0))[0],
+                                     np.histogram(a[0], bins=np.array([0.0, 0.5, 1.0]))[0]), x)  # test_numpy_select.py
     for fns in FFTS.values():
         for f in fns:
             reached |= _graph_ops(f, x if f is np.fft.rfft else x.astype(complex))

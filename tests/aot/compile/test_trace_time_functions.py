@@ -23,6 +23,7 @@ CASES = {
     "broadcast_shapes": lambda x: np.zeros(np.broadcast_shapes(x.shape, (1, 4))) + x,
     "geomspace": lambda x: x * np.geomspace(1.0, 1000.0, 4),
     "logspace": lambda x: x * np.logspace(0.0, 3.0, 4, base=2.0),
+    "mask_indices": lambda x: x[:3, :3][np.mask_indices(3, np.triu, 1)],  # aot/frontend/numpy_assembly.py
 }
 
 

@@ -70,8 +70,20 @@ def test_matmul_operator_and_reflection():
     assert_same(translate_operator(EagerEmitter(), "__matmul__", a, b), a @ b)
     assert_same(translate_operator(EagerEmitter(), "__rmatmul__", b, a), a @ b)
     assert_same(translate_operator(EagerEmitter(), "getitem", a, (0, slice(None, None, -1))), a[0, ::-1])
-    with pytest.raises(UnsupportedError, match="ilshift"):
-        translate_operator(EagerEmitter(), "__ilshift__", a, 1)
+    with pytest.raises(UnsupportedError, match="lshift"):
+        translate_operator(EagerEmitter(), "__lshift__", a, 1, 2)
+
+
+def test_in_place_operators_update_the_array():
+    a = make("float64", (2, 3), 1)
+    want = a.copy()
+    want += 2.5
+    out = translate_operator(EagerEmitter(), "__iadd__", a, 2.5)
+    assert out is a
+    assert_same(a, want)
+    i = np.arange(3)
+    with pytest.raises(TypeError, match="same_kind"):  # numpy's out=i: float64 does not fit int64
+        translate_operator(EagerEmitter(), "__iadd__", i, 0.5)
 
 
 METHOD_CALLS = [
@@ -117,8 +129,10 @@ def test_method_errors():
     em = EagerEmitter()
     with pytest.raises(FrontendError, match="item.*concrete data"):
         translate_method(em, x, "item")
-    with pytest.raises(FrontendError, match="fill.*immutable"):
-        translate_method(em, x, "fill", 0)
+    with pytest.raises(FrontendError, match="resize.*in place"):
+        translate_method(em, x, "resize", 4)
+    translate_method(em, x, "fill", 0)  # the eager emitter updates numpy arrays in place
+    assert not x.any()
     with pytest.raises(UnsupportedError, match="ndarray.tofile"):
         translate_method(em, x, "tofile", "x.bin")
     with pytest.raises(UnsupportedError, match="attribute 'flags'"):
