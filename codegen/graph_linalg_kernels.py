@@ -42,11 +42,11 @@ def batch_slots(ectx: EntryCtx, layout: Layout, descs: list[Desc], core_ranks: l
     return slots + list(scalars) + [i64(0)]
 
 
-def _kernel(ectx: EntryCtx, op, ins: list[Desc], batch: tuple, build):
-    """The op's kernel, emitted once per module for equal ops (dtypes, attributes, batch rank):
-    build(name) -> L.Function."""
+def _kernel(ectx: EntryCtx, op, ins: list[Desc], batch: tuple, build, variant: tuple = ()):
+    """The op's kernel, emitted once per module for equal ops (dtypes, attributes, batch rank, and
+    `variant`: what else the kernel is built for): build(name) -> L.Function."""
     key = ("linalg.kernel", op.name, tuple(d.dtype for d in ins), tuple(r.type.dtype for r in op.results),
-           tuple(sorted(op.attrs.items())), len(batch))
+           tuple(sorted(op.attrs.items())), len(batch), variant)
     fn = ectx.helpers.get(key)
     if fn is None:
         fn = ectx.helpers[key] = build(ectx.kernel_name(op.name))
@@ -90,10 +90,9 @@ def _lu(ectx: EntryCtx, op, *ins, out):
 
 def _small_solve(ectx: EntryCtx, op, ins: list, outs: list, batch: tuple, n: int, k: int) -> list:
     lay = small.layout(len(batch))
-    key = ("linalg.small_solve", n, k, tuple(d.dtype for d in ins), outs[0].dtype, len(batch))
-    kern = ectx.helpers.get(key) or ectx.helpers.setdefault(key, small.emit_small_solve(
-        ectx.module, ectx.target, ectx.kernel_name("small_solve"), n, k, outs[0].dtype, [d.dtype for d in ins],
-        len(batch), ectx.helpers))
+    kern = _kernel(ectx, op, ins, batch, lambda name: small.emit_small_solve(
+        ectx.module, ectx.target, name, n, k, outs[0].dtype, [d.dtype for d in ins], len(batch), ectx.helpers),
+        variant=("unrolled", n, k))
     launch = _launch(ectx, kern, batch_slots(ectx, lay, [*ins, *outs], [2, 2, 2], batch, []), batch,
                      [i64(n * n * (n + k))])
     ectx.fail_on_flag(launch, lay.error, status.SINGULAR_MATRIX)

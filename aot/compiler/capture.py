@@ -371,14 +371,11 @@ class CaptureTracer:
             return False
         if any(w is not ta for w in self.live_on(node)) or not _concrete((key, value)):
             return False
-        if not all(isinstance(d, int) for d in ta.meta.shape):
-            return False
         arr = node.meta.get("folded")
         if arr is None:
-            fill = node.kwargs.get("value")
-            if not isinstance(fill, (bool, int, float, complex, np.ndarray, np.generic)):
-                return False  # a size expression, known only at run time
-            arr = np.array(np.broadcast_to(np.asarray(fill, ta.meta.dtype.numpy), ta.meta.shape))
+            arr = _known(ta)
+            if arr is ta:
+                return False  # symbolic dims, or a size expression known only at run time
             const = self.graph.call_function(core_ops.constant, (), {"value": arr, "dtype": ta.meta.dtype})
             const.meta["val"] = ta.meta
             const.meta["alias"] = aliasing.base_alias(const, ta.meta.shape)
