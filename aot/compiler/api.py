@@ -28,6 +28,7 @@ from . import watchdog
 from .backends import lookup_backend
 from .capture import GraphBreak, TracedArray, capture
 from .conversions import traced_conversions
+from .creations import current_capture
 from .guards import build_guards, free_variable_guards, leaf_sources
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,8 @@ class CompiledFunction:
         return self._call(args, kwargs)
 
     def _call(self, args: tuple, kwargs: dict):
+        if current_capture() is not None:  # called by a function being traced: its code is traced inline
+            return self._fn(*args, **kwargs)
         if not kwargs:  # plain positional arrays: each entry's own fast path
             for entry in self._entries:
                 if entry.fast:

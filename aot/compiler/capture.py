@@ -28,7 +28,7 @@ from ..frontend.methods import ATTRIBUTES, BINARY_OPERATORS, COMPARISON_OPERATOR
 from ..frontend.numpy_ufunc_methods import UFUNC_METHODS, translate_ufunc_method
 from ..frontend.selection import MaskedSelection, data_dependent
 from ..fx import Graph, GraphModule
-from . import aliasing
+from . import aliasing, nested
 from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
 from .conversions import traced_conversions
 from .creations import creating
@@ -67,15 +67,23 @@ class ValMeta:
 class TracedArray:
     """A numpy-array stand-in during capture: dtype + shape known, data unknown."""
 
-    __slots__ = ("__weakref__", "_node", "_stale", "meta", "tracer")
+    __slots__ = ("__weakref__", "_node", "_stale", "_tracer", "meta")
     __array_priority__ = 1000
 
     def __init__(self, node, meta: ValMeta, tracer: CaptureTracer):
         self._node = node
         self.meta = meta
-        self.tracer = tracer
+        self._tracer = tracer
         self._stale = None
         tracer.track(self)
+
+    @property
+    def tracer(self) -> CaptureTracer:
+        """The capture that records what is done with this array: its own, or the innermost nested
+        capture (a function transform tracing its function, aot.func) that sees it from outside."""
+        inner = nested.innermost()
+        t = self._tracer
+        return inner if inner is not None and inner is not t and t in inner.outer else t
 
     @property
     def node(self):
@@ -292,6 +300,8 @@ TracedArray.__hash__ = object.__hash__
 
 class CaptureTracer:
     """The frontend Emitter that records core ops into an fx Graph."""
+
+    outer: tuple = ()  # the captures this one is nested in (aot.func's), innermost first
 
     def __init__(self, dyn=None):
         self.dyn = dyn  # DynamicShapes when some dims are symbolic, else None

@@ -36,6 +36,11 @@ def creating(tracer):
         _current.tracer = before
 
 
+def current_capture():
+    """The capture running on this thread (the innermost, when transforms nest), or None."""
+    return getattr(_current, "tracer", None)
+
+
 def _library_frame(depth: int) -> bool:
     name = sys._getframe(depth + 1).f_globals.get("__name__", "") or ""
     return name.split(".", 1)[0] in _LIBRARIES

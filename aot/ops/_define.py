@@ -3,7 +3,8 @@
 `defop` is the general form; `defunary`, `defbinary` and `defreduce` derive the dtype rule (numpy 2
 promotion followed by a kind map), the shape rule (same shape, broadcast, reduced) and the traits.
 The stages' facts (`cost`, `libm`, `raises`, `markers`) and the transforms' facets (vjp, jvp,
-batch) pass through as keywords, so adding one to a row is one keyword.
+batch) pass through as keywords, so adding one to a row is one keyword; the families' batching rule
+is their default (an elementwise op or a reduction batches the same way whatever it computes).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ir.dtypes import DType
 from ir.opdef import MARKERS, OPDEFS, REQUIRED, OpDef, OpError, broadcast_shapes, register
 
 from ._shapes import check_axes, reduced_shape
+from ._transforms import elementwise_batch, reduction_batch
 
 FACETS = ("vjp", "jvp", "batch")  # the transforms' slots (ir.opdef.OpDef)
 DEFINED: list[str] = []  # op names in definition order (exposed as aot.ops.ALL_OPS)
@@ -132,6 +134,7 @@ def defunary(name: str, ref: Callable[..., Any], *, accept: str, result: str = "
              attrs: dict[str, Any] | None = None, dtype_rule: Callable[..., Any] | None = None,
              **facets: Any) -> OpDef:
     """An elementwise op of one operand: same shape; dtype from `accept`/`result` unless given."""
+    facets.setdefault("batch", elementwise_batch(name))
     return defop(name, arity=1, dtype_rule=dtype_rule or kind_rule(name, accept, result),
                  shape_rule=_same_shape, ref=ref, attrs=attrs,
                  traits={"elementwise", "unary", *traits},
@@ -141,6 +144,7 @@ def defunary(name: str, ref: Callable[..., Any], *, accept: str, result: str = "
 def defbinary(name: str, ref: Callable[..., Any], *, accept: str, result: str = "same",
               numpy_names: Iterable[str] | None = None, traits: Iterable[str] = (), **facets: Any) -> OpDef:
     """An elementwise op of two operands: numpy broadcasting; mixed dtypes promote as numpy does."""
+    facets.setdefault("batch", elementwise_batch(name))
     return defop(name, arity=2, dtype_rule=kind_rule(name, accept, result), shape_rule=broadcast_rule(name),
                  ref=ref, traits={"elementwise", "binary", *traits},
                  numpy_names=_default_numpy_names(ref, numpy_names), **facets)
@@ -161,6 +165,7 @@ def defreduce(name: str, ref: Callable[..., Any], *, dtype_rule: Callable[..., A
         return reduced_shape(shape, axes, bool(keepdims))
 
     shape_rule.__name__ = shape_rule.__qualname__ = f"_{name}_shape"
+    facets.setdefault("batch", reduction_batch(name))
     return defop(name, arity=1, dtype_rule=dtype_rule, shape_rule=shape_rule, ref=ref,
                  attrs={"axes": REQUIRED, "keepdims": False}, traits={"reduction", *traits},
                  numpy_names=numpy_names, **facets)

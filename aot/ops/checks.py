@@ -13,6 +13,7 @@ from ir.dtypes import DType
 from ir.opdef import REQUIRED, OpError
 
 from ._define import constant_value, defop
+from ._transforms import emit
 
 _STATUSES = {s.name: s for s in status.ENTRY}
 
@@ -52,7 +53,18 @@ def _require_raises(op) -> bool:
     return ok is None or not bool(np.all(ok))
 
 
+def _require_batch(vals, dims, *, status):
+    """A batched condition holds when it holds for every example (one failure fails the call)."""
+    (x, ok), (dx, dk) = vals, dims
+    if dk is not None:
+        ok = emit("all", ok, axes=(0,), keepdims=False)
+    return emit("require", x, ok, status=status), dx
+
+
 defop("require", arity=2, dtype_rule=_require_dtype, shape_rule=_require_shape, ref=_require_reference,
       attrs={"status": REQUIRED}, traits={"view", "opaque_kernel"}, raises=_require_raises,
       markers={"no_frontend_name": "decompositions that numpy checks at run time emit it (an empty "
-                                   "selection's max, np.nanargmax, np.average)"})
+                                   "selection's max, np.nanargmax, np.average)"},
+      # the derivative passes through the data operand (the forward value already ran the check)
+      vjp=lambda g, x, ok, *, out, status: (g, None), jvp=lambda ts, x, ok, *, out, status: ts[0],
+      batch=_require_batch)

@@ -10,6 +10,10 @@ from ir.opdef import REQUIRED, OpError
 
 from ._define import check_dtype_attr, defop
 from ._shapes import check_dim, check_shape
+from ._transforms import full, zero_rules
+
+# no operand to differentiate (full_like's result depends on its operand's type only): zero rules
+NO_OPERANDS = zero_rules(0)
 
 _SCALARS = (bool, int, float, complex, np.generic)
 
@@ -29,6 +33,13 @@ def _constant_dtype(dtypes: list[DType], *, value, dtype) -> DType:
     return dtype
 
 
+def _no_operands_batch(name: str):
+    def batch(vals, dims, **attrs):
+        raise TypeError(f"{name} has no operands: vmap emits it once for the whole batch, never batched")
+
+    return batch
+
+
 def _constant_shape(shapes: list[tuple], *, value, dtype) -> tuple:
     return tuple(np.shape(value))
 
@@ -39,7 +50,8 @@ def _constant_reference(*, value, dtype):
 
 defop("constant", arity=0, dtype_rule=_constant_dtype, shape_rule=_constant_shape, ref=_constant_reference,
       attrs={"value": REQUIRED, "dtype": REQUIRED}, traits={"creation", "constant_like"},
-      markers={"no_frontend_name": "made from arrays and Python scalars that traced code closes over"})
+      markers={"no_frontend_name": "made from arrays and Python scalars that traced code closes over"},
+      batch=_no_operands_batch("constant"), **NO_OPERANDS)
 
 
 # --- full / full_like ------------------------------------------------------------------------------
@@ -79,12 +91,21 @@ def _full_like_reference(x, *, value, dtype):
     return np.full_like(x, value, dtype=None if dtype is None else dtype.numpy)
 
 
+def _full_like_batch(vals, dims, *, value, dtype):
+    """The same array for every example: one example's shape, unbatched."""
+    x, d = vals[0], dims[0]
+    shape = tuple(x.meta.shape[:d]) + tuple(x.meta.shape[d + 1:])
+    return full(x, shape, value, dtype or x.meta.dtype), None
+
+
 defop("full", arity=0, dtype_rule=_full_dtype, shape_rule=_full_shape, ref=_full_reference,
       attrs={"shape": REQUIRED, "value": REQUIRED, "dtype": REQUIRED}, traits={"creation"},
-      numpy_names=("full", "zeros", "ones", "empty"))  # traced code never reads uninitialised memory
+      numpy_names=("full", "zeros", "ones", "empty"),  # traced code never reads uninitialised memory
+      batch=_no_operands_batch("full"), **NO_OPERANDS)
 defop("full_like", arity=1, dtype_rule=_full_like_dtype, shape_rule=_full_like_shape,
       ref=_full_like_reference, attrs={"value": REQUIRED, "dtype": None}, traits={"creation"},
-      numpy_names=("full_like", "zeros_like", "ones_like", "empty_like"))
+      numpy_names=("full_like", "zeros_like", "ones_like", "empty_like"), batch=_full_like_batch,
+      **zero_rules(1))
 
 
 # --- iota ------------------------------------------------------------------------------------------
@@ -105,4 +126,5 @@ def _iota_reference(*, n, dtype):
 
 defop("iota", arity=0, dtype_rule=_iota_dtype, shape_rule=_iota_shape, ref=_iota_reference,
       attrs={"n": REQUIRED, "dtype": D.int64}, traits={"creation"},
-      markers={"no_frontend_name": "np.arange decomposes into iota * step + start"})
+      markers={"no_frontend_name": "np.arange decomposes into iota * step + start"},
+      batch=_no_operands_batch("iota"), **NO_OPERANDS)

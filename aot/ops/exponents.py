@@ -10,6 +10,7 @@ from ir.dtypes import DType
 from ir.opdef import OpError
 
 from ._define import broadcast_rule, defop, defunary, fmt_dtypes
+from ._transforms import elementwise_batch, emit
 
 
 def _ldexp_dtype(dtypes: list[DType], **_) -> DType:
@@ -22,9 +23,18 @@ def _ldexp_dtype(dtypes: list[DType], **_) -> DType:
     return x if x.is_float else D.float64
 
 
+def _ldexp_vjp(g, x, n, *, out):
+    """d/dx x * 2**n = 2**n: the cotangent scaled exactly; the integer exponent has none."""
+    return emit("ldexp", g, n), None
+
+
+def _ldexp_jvp(ts, x, n, *, out):
+    return None if ts[0] is None else emit("ldexp", ts[0], n)
+
+
 defop("ldexp", arity=2, dtype_rule=_ldexp_dtype, shape_rule=broadcast_rule("ldexp"), ref=np.ldexp,
-      traits={"elementwise", "binary"}, numpy_names=("ldexp",),
-      markers={"not_differentiable": "the exponent is an integer operand"})
+      traits={"elementwise", "binary"}, numpy_names=("ldexp",), vjp=_ldexp_vjp, jvp=_ldexp_jvp,
+      batch=elementwise_batch("ldexp"))
 
 
 def _frexp_exponent_reference(x):

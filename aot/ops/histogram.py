@@ -23,10 +23,11 @@ import numpy as np
 
 from ir import dtypes as D
 from ir.dtypes import DType
-from ir.opdef import OpError
+from ir.opdef import OPDEFS, OpError
 from ir.symbols import is_static
 
 from ._define import defop, fmt_dtypes, within_rules
+from ._transforms import emit, full, iota, reshape, to_front, to_front_of
 
 HIST_TRAITS = {"opaque_kernel"}
 UNIFORM_OPERANDS = 10  # x, edges, the range compared, first subtracted, denom, linspace's four
@@ -89,15 +90,112 @@ def _edges_reference(x, edges, *w):
     return _counts(idx[keep], np.asarray(w[0])[keep] if w else None, nb, w[0].dtype if w else None)
 
 
+# --- the transforms' rules ----------------------------------------------------------------------
+# The counts are piecewise constant in the samples and edges (zero derivative, JAX's convention for
+# such ops); with weights each bin is the sum of its samples' weights, linear in them: the jvp is
+# the histogram of the weights' tangent, the vjp gathers each sample's bin's cotangent. The batching
+# rule computes every sample's bin (the kernels' arithmetic, as the references spell it) and counts
+# all examples with one bincount, example b's bins at offset b * (bins + 1) (the last one collecting
+# the dropped samples).
+def _cast(x, dt):
+    return x if x.meta.dtype == dt else emit("cast", x, dtype=dt)
+
+
+def _at(edges, idx):
+    """edges[idx]: per-example edges (B, E) with (B, n) bins, or shared ones."""
+    if edges.ndim == idx.ndim:
+        return emit("take_along_axis", edges, idx, axis=edges.ndim - 1)
+    return emit("take", edges, idx, axis=0)
+
+
+def _uniform_bins(x, edges, first_k, last_k, first_s, denom):
+    """(bin, counted) of each sample: _uniform_reference's steps in its dtypes (bounds broadcast)."""
+    nb = edges.meta.shape[-1] - 1
+    xk = _cast(x, first_k.meta.dtype)
+    keep = (xk >= first_k) & (xk <= last_k)
+    t = _cast(x, edges.meta.dtype)
+    t = np.where(keep, t, _cast(first_s, t.meta.dtype))  # dropped samples: no nan or inf to cast
+    f = _cast(_cast(t, first_s.meta.dtype) - first_s, denom.meta.dtype) / denom
+    f = f * full(f, (), nb, f.meta.dtype)
+    idx = np.minimum(emit("cast", f, dtype=D.int64), nb - 1)
+    idx = np.maximum(np.where(t < _at(edges, idx), idx - 1, idx), 0)
+    idx = np.where((t >= _at(edges, idx + 1)) & (idx != nb - 1), idx + 1, idx)
+    return idx, keep
+
+
+def _edge_bins(x, edges):
+    """(bin, counted) of each sample: _edges_reference's searchsorted (per-example edges batched)."""
+    nb = edges.meta.shape[-1] - 1
+    x = _cast(x, edges.meta.dtype)
+    if edges.ndim == 1:
+        c = emit("searchsorted", edges, x, side="right")
+    else:
+        c = OPDEFS["searchsorted"].batch([edges, x], [0, 0], side="right")[0]
+    idx = np.where(x == edges[..., nb:], nb - 1, c - 1)
+    return idx, (idx >= 0) & (idx < nb)
+
+
+def _bins(name, ops):
+    return _uniform_bins(*ops[:6]) if name == "histogram_uniform" else _edge_bins(*ops[:2])
+
+
+def _hist_vjp(name: str, n_fixed: int):
+    def vjp(g, *ops, out):
+        if len(ops) == n_fixed:
+            return (None,) * n_fixed
+        idx, keep = _bins(name, ops)
+        return (None,) * n_fixed + (np.where(keep, emit("take", g, np.where(keep, idx, 0), axis=0), 0),)
+
+    return vjp
+
+
+def _hist_jvp(name: str, n_fixed: int):
+    def jvp(ts, *ops, out):
+        if len(ops) == n_fixed or ts[n_fixed] is None:
+            return None
+        return emit(name, *ops[:n_fixed], ts[n_fixed])
+
+    return jvp
+
+
+def _hist_batch(name: str, n_fixed: int):
+    def batch(vals, dims):
+        b = next(v.meta.shape[d] for v, d in zip(vals, dims) if d is not None)
+        ops = []
+        for i, (v, d) in enumerate(zip(vals, dims)):
+            if d is not None:
+                v = to_front(v, d)
+                v = reshape(v, (b, 1)) if v.ndim == 1 else v  # a bound: one per example
+            elif i in (0, n_fixed):  # samples and weights: one row per example
+                v = to_front_of(v, None, b)
+            ops.append(v)
+        idx, keep = _bins(name, ops)
+        nb = ops[1].meta.shape[-1] - 1
+        rows = reshape(iota(ops[0], b), (b, 1)) * (nb + 1)
+        pos = reshape(np.where(keep, idx, nb) + rows, (b * ops[0].meta.shape[1],))
+        w = [reshape(ops[n_fixed], pos.meta.shape)] if len(ops) > n_fixed else []
+        counts = emit("bincount", pos, *w, length=b * (nb + 1))
+        out = reshape(counts, (b, nb + 1))[:, :nb]
+        return _cast(out, ops[n_fixed].meta.dtype if w else D.int64), 0
+
+    return batch
+
+
+def _rules(name: str, n_fixed: int) -> dict:
+    return {"vjp": _hist_vjp(name, n_fixed), "jvp": _hist_jvp(name, n_fixed), "batch": _hist_batch(name, n_fixed)}
+
+
 defop("histogram_uniform", arity=None, min_arity=UNIFORM_OPERANDS,
       dtype_rule=lambda dtypes: _result_dtype("histogram_uniform", dtypes, UNIFORM_OPERANDS),
       shape_rule=lambda shapes: _result_shape("histogram_uniform", shapes, UNIFORM_OPERANDS),
       ref=within_rules("histogram_uniform", _uniform_reference), traits=HIST_TRAITS,
       markers={"no_frontend_name": "np.histogram (a decomposition) counts equal-width bins with it"},
+      **_rules("histogram_uniform", UNIFORM_OPERANDS),
       doc="np.histogram's counts over equal-width bins, in one pass")
 defop("histogram_edges", arity=None, min_arity=2,
       dtype_rule=lambda dtypes: _result_dtype("histogram_edges", dtypes, 2),
       shape_rule=lambda shapes: _result_shape("histogram_edges", shapes, 2),
       ref=within_rules("histogram_edges", _edges_reference), traits=HIST_TRAITS,
       markers={"no_frontend_name": "np.histogram (a decomposition) counts explicit bins with it"},
+      **_rules("histogram_edges", 2),
       doc="np.histogram's counts over explicit edges, in one pass")

@@ -15,7 +15,8 @@ from ir.opdef import REQUIRED, OpError
 from ir.status import ENTRY
 
 from ._define import defop, fmt_dtypes
-from ._shapes import check_dim
+from ._shapes import check_dim, numel
+from ._transforms import as_int64, emit, iota, reshape, size_value, to_front_of
 
 _MESSAGES = {s.name: s.message for s in ENTRY}
 
@@ -44,6 +45,30 @@ def _bincount_reference(x, *weights, length):
     return np.bincount(x, *weights, minlength=int(length))
 
 
+# --- the transforms' rules ----------------------------------------------------------------------
+def _bincount_vjp(g, x, *w, out, length):
+    """A weighted count is linear in the weights: weight i's cotangent is its bin's, g[x[i]]."""
+    return (None,) if not w else (None, emit("take", g, x, axis=0))
+
+
+def _bincount_jvp(ts, x, *w, out, length):
+    return None if not w or ts[1] is None else emit("bincount", x, ts[1], length=length)
+
+
+def _bincount_batch(vals, dims, *, length):
+    """One bincount of B * length bins, example b's values offset by b * length; a value outside
+    [0, length) is sent outside [0, B * length) (negative ones stay) to fail as it would alone."""
+    b = next(v.meta.shape[d] for v, d in zip(vals, dims) if d is not None)
+    rows = [to_front_of(v, d, b) for v, d in zip(vals, dims)]
+    x = as_int64(rows[0])
+    n = size_value(x, length)
+    shifted = np.where(x >= n, x + b * n, x + reshape(iota(x, b), (b, 1)) * n)
+    flat = [reshape(np.where(x < 0, x, shifted), (numel(x.meta.shape),))]
+    flat += [reshape(w, (numel(w.meta.shape),)) for w in rows[1:]]
+    return reshape(emit("bincount", *flat, length=b * length), (b, length)), 0
+
+
 defop("bincount", arity=None, min_arity=1, dtype_rule=_bincount_dtype, shape_rule=_bincount_shape,
       ref=_bincount_reference, attrs={"length": REQUIRED}, traits={"opaque_kernel"},
-      numpy_names=("bincount",), raises=lambda op: True)
+      numpy_names=("bincount",), raises=lambda op: True, vjp=_bincount_vjp, jvp=_bincount_jvp,
+      batch=_bincount_batch)

@@ -25,7 +25,19 @@ from ir.opdef import REQUIRED, OpError
 from ir.symbols import is_static
 
 from ._define import constant_value, defop, fmt_dtypes, within_rules
-from ._shapes import check_axis, check_int_tuple
+from ._shapes import check_axis, check_int_tuple, numel
+from ._transforms import (
+    along,
+    around,
+    axis_batch,
+    broadcast_to,
+    emit,
+    not_differentiable,
+    reshape,
+    scatter_add_rows,
+    to_front_of,
+    wrap_index,
+)
 
 SELECT_TRAITS = {"opaque_kernel", "sort"}
 
@@ -97,9 +109,53 @@ def _select_raises(op) -> bool:
     return bool(idx.size) and not (-n <= idx.min() and idx.max() < n)
 
 
+def _sources(x, idx, axis: int):
+    """Where along the axis of x each selected element comes from: the stable sort's permutation at
+    the (wrapped) positions, per lane. Ties are kept apart as that sort keeps them."""
+    pos = wrap_index(idx, x.meta.shape[axis])
+    if pos.ndim == 1 and x.ndim > 1:
+        shape = tuple(x.meta.shape)
+        pos = broadcast_to(along(pos, axis, x.ndim), shape[:axis] + tuple(pos.meta.shape) + shape[axis + 1:])
+    return emit("take_along_axis", emit("argsort", x, axis=axis), pos, axis=axis)
+
+
+def _select_vjp(g, x, idx, *, out, axis):
+    """The cotangent of each selected element added at its source (a position asked twice adds up)."""
+    axis %= x.ndim
+    shape = tuple(x.meta.shape)
+    pre, post, q = numel(shape[:axis]), numel(shape[axis + 1:]), out.meta.shape[axis]
+    rows = scatter_add_rows(reshape(g, (pre, q, post)), reshape(_sources(x, idx, axis), (pre, q, post)),
+                            shape[axis])
+    return reshape(rows, shape), None
+
+
+def _select_jvp(ts, x, idx, *, out, axis):
+    axis %= x.ndim
+    return None if ts[0] is None else emit("take_along_axis", ts[0], _sources(x, idx, axis), axis=axis)
+
+
+def _select_batch(vals, dims, *, axis):
+    """Shared (Q,) positions keep the batch dim where it is; otherwise the positions become per-lane
+    ones (x's shape with the axis replaced by Q) with the batch dim in front of both."""
+    (x, idx), (dx, di) = vals, dims
+    axis %= x.ndim - (dx is not None)
+    per_lane = idx.ndim - (di is not None) > 1
+    if di is None and not per_lane:
+        return emit("select_kth", x, idx, axis=around(axis, dx)), dx
+    b = x.meta.shape[dx] if dx is not None else idx.meta.shape[di]
+    x, idx = to_front_of(x, dx, b), to_front_of(idx, di, b)
+    if not per_lane:  # (B, Q): the same positions for each lane of an example
+        shape = tuple(x.meta.shape)
+        q = idx.meta.shape[1]
+        idx = reshape(idx, (b,) + (1,) * axis + (q,) + (1,) * (x.ndim - axis - 2))
+        idx = broadcast_to(idx, shape[:axis + 1] + (q,) + shape[axis + 2:])
+    return emit("select_kth", x, idx, axis=axis + 1), 0
+
+
 defop("select_kth", arity=2, dtype_rule=_select_dtype, shape_rule=_select_shape,
       ref=within_rules("select_kth", _select_reference),
       attrs={"axis": REQUIRED}, traits=SELECT_TRAITS, raises=_select_raises,
+      vjp=_select_vjp, jvp=_select_jvp, batch=_select_batch,
       markers={"no_frontend_name": "np.median, np.percentile, np.quantile and their nan forms gather "
                                    "their order statistics with it"},
       doc="the elements of sort(x, axis) at positions idx along axis")
@@ -156,11 +212,23 @@ def _argpartition_reference(x, *, kth, axis):
     return partition_order(x, tuple(kth), axis)
 
 
+def _partition_vjp(g, x, *, out, kth, axis):
+    """out = x[argpartition(x)] along the axis: back through the inverse permutation."""
+    order = emit("argpartition", x, kth=kth, axis=axis)
+    return (emit("take_along_axis", g, emit("argsort", order, axis=axis), axis=axis),)
+
+
+def _partition_jvp(ts, x, *, out, kth, axis):
+    return emit("take_along_axis", ts[0], emit("argpartition", x, kth=kth, axis=axis), axis=axis)
+
+
 defop("partition", arity=1, dtype_rule=_partition_dtype("partition", False),
       shape_rule=_partition_shape("partition"), ref=within_rules("partition", _partition_reference),
       attrs={"kth": REQUIRED, "axis": REQUIRED}, traits=SELECT_TRAITS, numpy_names=("partition",),
-      doc="numpy.partition(x, kth, axis): a stable three-way partition around the kth values")
+      doc="numpy.partition(x, kth, axis): a stable three-way partition around the kth values",
+      vjp=_partition_vjp, jvp=_partition_jvp, batch=axis_batch("partition"))
 defop("argpartition", arity=1, dtype_rule=_partition_dtype("argpartition", True),
       shape_rule=_partition_shape("argpartition"), ref=within_rules("argpartition", _argpartition_reference),
       attrs={"kth": REQUIRED, "axis": REQUIRED}, traits=SELECT_TRAITS, numpy_names=("argpartition",),
-      doc="numpy.argpartition(x, kth, axis): the order of partition's stable three-way partition")
+      doc="numpy.argpartition(x, kth, axis): the order of partition's stable three-way partition",
+      markers=not_differentiable("an integer result (a permutation)"), batch=axis_batch("argpartition"))

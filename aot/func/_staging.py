@@ -1,0 +1,97 @@
+"""Transforms called on numpy arrays: traced once per signature, then run from the cache.
+
+A transform called outside any capture runs as aot.compile runs a function: captured (the transform
+then works on traced arrays, _api.py), cached with its guards, and run by the eager backend (each
+core op's numpy implementation), or by the llvm backend when the transformed function is itself
+an aot.compile'd one (`grad(aot.compile(f))` compiles forward and backward into one native function).
+"""
+from __future__ import annotations
+
+import functools
+import operator
+from collections import OrderedDict
+
+import numpy as np
+
+from ir.opdef import OPDEFS
+
+from ..compiler.api import CompiledFunction
+from ..compiler.backends import eager
+
+_CACHE: OrderedDict = OrderedDict()  # (api, function, options) -> CompiledFunction
+_CACHE_SIZE = 256
+
+
+def stage(impl, fn, name: str) -> CompiledFunction:
+    """A CompiledFunction running impl (which works on traced arrays) for numpy arguments."""
+    inner = getattr(fn, "fn", fn)  # a transform of a transform: the innermost user function decides
+    while hasattr(inner, "fn") and not isinstance(inner, CompiledFunction):
+        inner = inner.fn
+    if isinstance(inner, CompiledFunction):
+        backend, options = inner._backend_name, dict(inner._options)
+    else:
+        backend, options = _eager_pruned, {}
+
+    @functools.wraps(getattr(fn, "__wrapped__", fn) if callable(fn) else impl, assigned=("__module__", "__doc__"))
+    def staged(*args, **kwargs):
+        return impl(*args, **kwargs)
+
+    staged.__name__ = staged.__qualname__ = name
+    return CompiledFunction(staged, backend=backend, dynamic=False, fullgraph=True, options=options,
+                            cache_size_limit=64)
+
+
+def _eager_pruned(gm, example_inputs):
+    """The captured graph run by numpy, node by node: each core op's reference with its attributes
+    resolved once (the capture checked every type already), without the nodes no result needs (a
+    rule's cotangent for an operand that needs none). Nodes that can raise stay, as numpy would raise."""
+    def keeps(node) -> bool:
+        d = OPDEFS.get(getattr(node.target, "name", None)) if node.op == "call_function" else None
+        return node.op != "call_function" or (d is not None and d.raises is not None)
+
+    if gm.graph.eliminate_dead_code(keeps):
+        gm.recompile()
+    if gm.meta.get("dynamic") is not None:  # sizes in attributes: the eager backend binds them per call
+        return eager(gm, example_inputs)
+    return _program(gm)
+
+
+def _program(gm):
+    slot, steps, n_in, outs = {}, [], 0, ()
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            slot[node], n_in = n_in, n_in + 1
+        elif node.op == "output":
+            res = node.args[0]
+            outs = tuple(slot[r] for r in (res if isinstance(res, (tuple, list)) else (res,)))
+        elif node.target is operator.getitem:
+            steps.append((operator.getitem, (slot[node.args[0]],), {}, node.args[1]))
+            slot[node] = n_in + len(steps) - 1
+        else:
+            d = OPDEFS[node.target.name]
+            steps.append((d.reference, tuple(slot[a] for a in node.args), d.full_attrs(dict(node.kwargs)), None))
+            slot[node] = n_in + len(steps) - 1
+
+    def run(*args):
+        env = list(args)
+        for fn, ins, attrs, index in steps:
+            env.append(fn(*[env[i] for i in ins], **attrs) if index is None else env[ins[0]][index])
+        # a view of an argument (a reshape, a broadcast) is returned as a new array, as torch's are
+        return tuple(np.array(env[i]) if env[i].base is not None else env[i] for i in outs)
+
+    return run
+
+
+def cached_stage(key: tuple, impl, fn, name: str) -> CompiledFunction:
+    """stage(), kept per key (an API called anew per step, vjp(f, x) in a loop, does not retrace)."""
+    try:
+        hit = _CACHE.get(key)
+    except TypeError:  # an unhashable function or option: no cache
+        return stage(impl, fn, name)
+    if hit is None:
+        hit = _CACHE[key] = stage(impl, fn, name)
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return hit
