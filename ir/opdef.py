@@ -35,6 +35,7 @@ COST_TRANSCENDENTAL = 8  # a libm/libmvec call
 MARKERS = {
     "no_frontend_name": "no numpy callable translates to it (the front end builds it otherwise)",
     "not_differentiable": "the op has no derivative (comparisons, predicates, integer ops)",
+    "no_operands": "the op has no operands: the transforms emit it as it is (nothing to differentiate or batch)",
 }
 
 

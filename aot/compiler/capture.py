@@ -533,6 +533,9 @@ class CaptureTracer:
         """A traced value for an operand: traced arrays as they are; arrays captured from outside
         (parameters, globals) become lifted graph inputs; scalars become constants."""
         if isinstance(v, TracedArray):
+            if v._tracer is not self and v._tracer not in self.outer:
+                raise TypeError(f"an array traced by another capture (kept in a global or a closure from an earlier "
+                                f"trace) is used at {user_frame_summary()}; pass it as an argument instead")
             return v
         if isinstance(v, np.ndarray):
             return self.lift(v)

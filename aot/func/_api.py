@@ -18,6 +18,7 @@ from ..ops._transforms import emit, full, reshape, zeros_like
 from . import _batched
 from ._forward import push_forward
 from ._interpret import bind, replay, results
+from ._onehot import OneHot
 from ._reverse import backward
 from ._staging import cached_stage, stage
 from ._trace import TransformError, is_array, trace
@@ -315,26 +316,9 @@ def _zeros_of(p):
 
 
 # --- Jacobians -----------------------------------------------------------------------------------------
-def _size(shape):
-    n = 1
-    for d in shape:
-        n = n * d
-    return n
-
-
 def _basis(like, shape, dtype):
-    """The identity of size prod(shape), as prod(shape) arrays of `shape` stacked (a basis of directions)."""
-    n = _size(shape)
-    i = like.tracer.emit("iota", [], {"n": n, "dtype": _int64()})
-    eye = emit("eq", reshape(i, (n, 1)), reshape(i, (1, n)))
-    eye = emit("cast", eye, dtype=dtype)
-    return reshape(eye, (n, *shape))
-
-
-def _int64():
-    from ir import dtypes as D
-
-    return D.int64
+    """The unit arrays of `shape`, stacked: prod(shape) directions (the identity, reshaped)."""
+    return OneHot(like, tuple(shape), dtype).materialise()
 
 
 class _Jacobian(Transform):
@@ -398,7 +382,8 @@ def _mapped(fn, basis, out_dim: int, chunk_size, what: str) -> list:
     if basis.meta.shape[0] == 1:
         return [reshape(v, (1, *v.meta.shape) if out_dim == 0 else (*v.meta.shape, 1))
                 for v in fn(reshape(basis, tuple(basis.meta.shape[1:])))]
-    return _batched.vmap_traced(fn, (basis,), (0,), out_dim, chunk_size, what)
+    whole = chunk_size is None or not isinstance(basis.meta.shape[0], int) or chunk_size >= basis.meta.shape[0]
+    return _batched.vmap_traced(fn, (basis,), (0,), out_dim, chunk_size, what, onehot=whole)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):

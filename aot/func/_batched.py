@@ -14,8 +14,9 @@ import numpy.random
 from ..compiler.creations import current_capture
 from ..fx._pytree import tree_flatten, tree_unflatten
 from ..ops._transforms import broadcast_to, move_axis, reshape
-from ._batching import batch_replay
+from ._batching import batch_replay, dense
 from ._interpret import bind
+from ._onehot import OneHot
 from ._trace import TransformError, is_array, trace
 
 RANDOMNESS = ("error", "different", "same")
@@ -72,8 +73,10 @@ def _static(s) -> bool:
     return isinstance(s, (int, np.integer))
 
 
-def vmap_traced(fn, args: tuple, in_dims, out_dims, chunk_size, what: str, randomness: str = "error"):
-    """fn mapped over args (traced arrays, or numpy arrays the capture lifts), in the running capture."""
+def vmap_traced(fn, args: tuple, in_dims, out_dims, chunk_size, what: str, randomness: str = "error",
+                onehot: bool = False):
+    """fn mapped over args (traced arrays, or numpy arrays the capture lifts), in the running capture.
+    onehot: args is one array of unit arrays, the identity (a Jacobian's directions, _onehot.py)."""
     tracer = current_capture()
     leaves = tree_flatten(args)[0]
     dims = _leaf_dims(in_dims, args, what)
@@ -90,13 +93,16 @@ def vmap_traced(fn, args: tuple, in_dims, out_dims, chunk_size, what: str, rando
     for node, d in zip(t.inputs, dims):
         if node is not None:
             bdims[node] = d
+    if onehot:
+        (node,), basis = [n for n in t.inputs if n is not None], vals[0]
+        env[node] = OneHot(basis, tuple(basis.meta.shape[1:]), basis.meta.dtype, dense=basis)
     batch_replay(t, tracer, env, bdims)
     flat_dims = _out_dims(out_dims, t.out_spec, len(t.outputs), what)
     outs = []
     for (kind, v), od in zip(t.outputs, flat_dims):
         if kind != "node":
             raise TransformError(f"{what}: the function must return arrays, got {type(v).__name__}")
-        outs.append(_place(env[v], bdims[v], od, size, what))
+        outs.append(_place(dense(env[v]), bdims[v], od, size, what))
     return tree_unflatten(outs, t.out_spec)
 
 

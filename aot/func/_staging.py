@@ -49,11 +49,37 @@ def _eager_pruned(gm, example_inputs):
         d = OPDEFS.get(getattr(node.target, "name", None)) if node.op == "call_function" else None
         return node.op != "call_function" or (d is not None and d.raises is not None)
 
-    if gm.graph.eliminate_dead_code(keeps):
+    changed = _drop_unit_products(gm.graph)
+    if gm.graph.eliminate_dead_code(keeps) or changed:
         gm.recompile()
     if gm.meta.get("dynamic") is not None:  # sizes in attributes: the eager backend binds them per call
         return eager(gm, example_inputs)
     return _program(gm)
+
+
+def _is_ones(node) -> bool:
+    """A `full` of 1, through reshapes and broadcasts (a gradient's seed, a sum's cotangent)."""
+    while node.op == "call_function" and getattr(node.target, "name", None) in ("reshape", "broadcast_to"):
+        node = node.args[0]
+    return getattr(node.target, "name", None) == "full" and node.kwargs.get("value") == 1
+
+
+def _drop_unit_products(graph) -> bool:
+    """x * 1 is x, to the bit, for real x of the product's type: the rules multiply cotangents by
+    the ones a seed or a sum's backward spreads; numpy would compute each product over the array."""
+    changed = False
+    for node in list(graph.nodes):
+        if node.op != "call_function" or getattr(node.target, "name", None) != "mul":
+            continue
+        val = node.meta.get("val")
+        for i in (0, 1):
+            one, x = node.args[i], node.args[1 - i]
+            xv = x.meta.get("val")
+            if _is_ones(one) and xv == val and val.dtype.kind == "f":
+                node.replace_all_uses_with(x)
+                changed = True
+                break
+    return changed
 
 
 def _program(gm):

@@ -34,6 +34,14 @@ class SubTracer(CaptureTracer):
         self.outer = (parent, *parent.outer)
         self.what = what  # the transform, for messages
         self.free: dict = {}  # (id, node) of an outer array -> (placeholder array, outer array)
+        self.closed = False  # the function returned: its arrays may not be used any more
+
+    def emit(self, op, operands, attrs):
+        if self.closed:
+            raise TransformError(f"{self.what}: an array traced inside the transformed function is used after the "
+                                 f"function returned (kept in a global or a closure); return it instead "
+                                 f"(at {user_frame_summary()})")
+        return super().emit(op, operands, attrs)
 
     def as_value(self, v):
         if isinstance(v, TracedArray) and v._tracer is not self:
@@ -41,6 +49,10 @@ class SubTracer(CaptureTracer):
         return super().as_value(v)
 
     def _free(self, v: TracedArray) -> TracedArray:
+        if v._tracer not in self.outer:
+            raise TransformError(f"{self.what}: an array traced inside another transformed function is used after "
+                                 f"that function returned (kept in a global or a closure); return it instead "
+                                 f"(at {user_frame_summary()})")
         key = (id(v), v.node)
         hit = self.free.get(key)
         if hit is None:
@@ -112,6 +124,7 @@ def trace(fn, args: tuple, parent: CaptureTracer, what: str, metas: list | None 
             else:
                 outputs.append(("const", leaf))
         updated = [i for i, t in enumerate(traced) if isinstance(t, TracedArray) and t.node.op != "placeholder"]
+    sub.closed = True
     if updated:
         raise GraphBreak(f"{what}: the function updates its argument #{updated[0]} in place; transforms need "
                          f"functions that return new values (copy the argument first)")

@@ -12,8 +12,8 @@ from ._define import check_dtype_attr, defop
 from ._shapes import check_dim, check_shape
 from ._transforms import full, zero_rules
 
-# no operand to differentiate (full_like's result depends on its operand's type only): zero rules
-NO_OPERANDS = zero_rules(0)
+# the transforms emit an op without operands as it is: no rule is ever asked for
+NO_OPERANDS = {"no_operands": "no operands: every transform emits it unchanged (a constant of the graph)"}
 
 _SCALARS = (bool, int, float, complex, np.generic)
 
@@ -33,13 +33,6 @@ def _constant_dtype(dtypes: list[DType], *, value, dtype) -> DType:
     return dtype
 
 
-def _no_operands_batch(name: str):
-    def batch(vals, dims, **attrs):
-        raise TypeError(f"{name} has no operands: vmap emits it once for the whole batch, never batched")
-
-    return batch
-
-
 def _constant_shape(shapes: list[tuple], *, value, dtype) -> tuple:
     return tuple(np.shape(value))
 
@@ -50,8 +43,8 @@ def _constant_reference(*, value, dtype):
 
 defop("constant", arity=0, dtype_rule=_constant_dtype, shape_rule=_constant_shape, ref=_constant_reference,
       attrs={"value": REQUIRED, "dtype": REQUIRED}, traits={"creation", "constant_like"},
-      markers={"no_frontend_name": "made from arrays and Python scalars that traced code closes over"},
-      batch=_no_operands_batch("constant"), **NO_OPERANDS)
+      markers={"no_frontend_name": "made from arrays and Python scalars that traced code closes over",
+               **NO_OPERANDS})
 
 
 # --- full / full_like ------------------------------------------------------------------------------
@@ -101,7 +94,7 @@ def _full_like_batch(vals, dims, *, value, dtype):
 defop("full", arity=0, dtype_rule=_full_dtype, shape_rule=_full_shape, ref=_full_reference,
       attrs={"shape": REQUIRED, "value": REQUIRED, "dtype": REQUIRED}, traits={"creation"},
       numpy_names=("full", "zeros", "ones", "empty"),  # traced code never reads uninitialised memory
-      batch=_no_operands_batch("full"), **NO_OPERANDS)
+      markers=NO_OPERANDS)
 defop("full_like", arity=1, dtype_rule=_full_like_dtype, shape_rule=_full_like_shape,
       ref=_full_like_reference, attrs={"value": REQUIRED, "dtype": None}, traits={"creation"},
       numpy_names=("full_like", "zeros_like", "ones_like", "empty_like"), batch=_full_like_batch,
@@ -126,5 +119,4 @@ def _iota_reference(*, n, dtype):
 
 defop("iota", arity=0, dtype_rule=_iota_dtype, shape_rule=_iota_shape, ref=_iota_reference,
       attrs={"n": REQUIRED, "dtype": D.int64}, traits={"creation"},
-      markers={"no_frontend_name": "np.arange decomposes into iota * step + start"},
-      batch=_no_operands_batch("iota"), **NO_OPERANDS)
+      markers={"no_frontend_name": "np.arange decomposes into iota * step + start", **NO_OPERANDS})

@@ -311,3 +311,15 @@ def test_random_calls_under_vmap():
         func.vmap(lambda x: x + np.random.rand(5), randomness="different")(xs)
     with pytest.raises(TransformError, match="randomness must be one of"):
         func.vmap(np.sin, randomness="sometimes")
+
+
+def test_a_leaked_traced_array_is_an_error():
+    leaked = []
+
+    def g(x):
+        leaked.append(x * 2)
+        return np.sum(x)
+
+    func.grad(g)(X)
+    with pytest.raises(TransformError, match="used after that function returned"):
+        func.grad(lambda x: np.sum(x * leaked[0]))(X)

@@ -288,14 +288,21 @@ def test_markers_are_known_and_reasoned():
 
 @pytest.mark.parametrize("facet", FACETS)
 def test_transform_facets(facet):
-    """The transforms fill vjp/jvp/batch: once one row has a rule for a facet, every row needs one
-    (or, for derivatives, a not_differentiable marker), so that an op is never silently skipped."""
-    have = [n for n in ALL_OPS if getattr(OPDEFS[n], facet) is not None]
-    if not have:
-        pytest.skip(f"no row has a {facet} rule yet (the transforms issue adds them)")
-    exempt = {n for n in ALL_OPS if facet != "batch" and "not_differentiable" in OPDEFS[n].markers}
+    """The transforms (aot/func) read vjp/jvp/batch: every row has each rule, or for derivatives a
+    not_differentiable marker, or (an op without operands, which no transform asks) no_operands."""
+    have = {n for n in ALL_OPS if getattr(OPDEFS[n], facet) is not None}
+    exempt = {n for n in ALL_OPS if "no_operands" in OPDEFS[n].markers
+              or (facet != "batch" and "not_differentiable" in OPDEFS[n].markers)}
     missing = [n for n in ALL_OPS if n not in have and n not in exempt]
     assert not missing, f"rows without a {facet} rule or marker: {missing}"
+    for n in exempt & have:  # a marker says the rule is absent on purpose: not both
+        assert "not_differentiable" not in OPDEFS[n].markers or facet == "batch", n
+
+
+def test_no_operands_marker_only_on_rows_without_operands():
+    for n in ALL_OPS:
+        if "no_operands" in OPDEFS[n].markers:
+            assert OPDEFS[n].arity == 0, n
 
 
 def test_import_is_cheap():
