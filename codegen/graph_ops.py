@@ -453,19 +453,40 @@ def _matmul(ectx: EntryCtx, op, a, b, out):
     dt = op.results[0].type.dtype
     if a.rank == 2 and b.rank == 2 and mm.supported(ectx.target, a.dtype, b.dtype, dt):
         bld = ectx.builder
+
+        def blocked():
+            m, k, n = a.shape[0], a.shape[1], b.shape[1]
+            slots = [a.data, b.data, o.data, m, n, k, *a.strides, *b.strides, o.strides[0]]
+            ectx.call_kernel(_matmul_kernel(ectx, dt), slots, mm.tiles(bld, m), 1, work=ectx.numel([m, n, k]))
+
+        if _known(o.strides[1]) == 1 and (_known(a.shape[1]) or 0) > 0:  # decided now: no fallback code
+            blocked()
+            return [o]
         ok = bld.and_(bld.icmp_signed("==", o.strides[1], i64(1)), bld.icmp_signed(">", a.shape[1], i64(0)))
-        with bld.if_else(ok) as (blocked, general):
-            with blocked:
-                kern = mm.emit_matmul(ectx.module, ectx.target, ectx.kernel_name("mm"), dt, ectx.helpers)
-                m, k, n = a.shape[0], a.shape[1], b.shape[1]
-                slots = [a.data, b.data, o.data, m, n, k, *a.strides, *b.strides, o.strides[0]]
-                work = ectx.numel([m, n, k])
-                ectx.call_kernel(kern, slots, mm.tiles(bld, m), 1, work=work)
+        with bld.if_else(ok) as (then, general):
+            with then:
+                blocked()
             with general:
                 _matmul_reduce(ectx, op, a, b, o, dt)
         return [o]
     _matmul_reduce(ectx, op, a, b, o, dt)
     return [o]
+
+
+def _known(v):
+    """The value of an LLVM integer constant (a static size or stride), else None."""
+    return getattr(v, "constant", None) if isinstance(v, L.Constant) and isinstance(v.type, L.IntType) else None
+
+
+def _matmul_kernel(ectx: EntryCtx, dt):
+    """The blocked kernel of dtype dt, one per module: its sizes and strides are run-time slots, so
+    every matmul of a graph (a backward has several) calls the same code, compiled once."""
+    key = ("matmul", dt)
+    kern = ectx.helpers.get(key)
+    if kern is None:
+        kern = ectx.helpers[key] = mm.emit_matmul(ectx.module, ectx.target, ectx.kernel_name("mm"), dt,
+                                                  ectx.helpers)
+    return kern
 
 
 def _matmul_reduce(ectx: EntryCtx, op, a: Desc, b: Desc, o: Desc, dt) -> None:
