@@ -17,9 +17,11 @@ from ir.opdef import OPDEFS
 
 from ..compiler.api import CompiledFunction
 from ..compiler.backends import eager
+from ..compiler.creations import current_capture
 
 _CACHE: OrderedDict = OrderedDict()  # (api, function, options) -> CompiledFunction
 _CACHE_SIZE = 256
+CACHE_SIZE_LIMIT = 64  # signatures a staged transform keeps (static shapes: rules need not handle symbolic ones)
 
 
 def stage(impl, fn, name: str) -> CompiledFunction:
@@ -32,13 +34,18 @@ def stage(impl, fn, name: str) -> CompiledFunction:
     else:
         backend, options = _eager_pruned, {}
 
+    def make():
+        return CompiledFunction(staged, backend=backend, dynamic=False, fullgraph=True, options=options,
+                                cache_size_limit=CACHE_SIZE_LIMIT)
+
     @functools.wraps(getattr(fn, "__wrapped__", fn) if callable(fn) else impl, assigned=("__module__", "__doc__"))
     def staged(*args, **kwargs):
+        if current_capture() is None:  # the cache is full and runs its function as it is: trace this call alone
+            return make()(*args, **kwargs)
         return impl(*args, **kwargs)
 
     staged.__name__ = staged.__qualname__ = name
-    return CompiledFunction(staged, backend=backend, dynamic=False, fullgraph=True, options=options,
-                            cache_size_limit=64)
+    return make()
 
 
 def _eager_pruned(gm, example_inputs):

@@ -323,3 +323,14 @@ def test_a_leaked_traced_array_is_an_error():
     func.grad(g)(X)
     with pytest.raises(TransformError, match="used after that function returned"):
         func.grad(lambda x: np.sum(x * leaked[0]))(X)
+
+
+def test_more_signatures_than_the_cache_keeps(monkeypatch):
+    from aot.func import _staging
+
+    monkeypatch.setattr(_staging, "CACHE_SIZE_LIMIT", 2)
+    g = func.grad(f)
+    with pytest.warns(RuntimeWarning, match="cache size limit"):
+        for n in (2, 3, 4, 5):
+            x = RNG.standard_normal(n)
+            close(g(x), df(x))
