@@ -3,7 +3,8 @@
 Per row and operand dtype (float64, and complex128 where the row accepts it; integer/bool rows get
 their own dtype), on the eager path:
 - vjp: grad of a real loss sum(real(out * w)) + sum(imag(out * w2)) equals central finite
-  differences (complex operands: torch's convention, dL/dRe + i dL/dIm); jacrev == jacfwd; the
+  differences (complex operands: torch's convention, dL/dRe + i dL/dIm); jacrev == jacfwd, and both
+  equal the Jacobian by central differences; the
   Hessian of the loss is symmetric and, along a direction, equals differences of the gradient
   (complex operands: along real directions);
 - jvp: the tangent equals the finite-difference directional derivative;
@@ -427,6 +428,17 @@ class Problem:
                 k += 1
         return xs
 
+    def real_numpy(self, *parts):
+        """numpy's results, split into real and imaginary parts, of the split arguments."""
+        xs, k = [], 0
+        for p in self.primals:
+            xs.append(parts[k] + 1j * parts[k + 1] if p.dtype.kind == "c" else parts[k])
+            k += 2 if p.dtype.kind == "c" else 1
+        outs = []
+        for o in self.numpy(*xs):  # copies: a view of an argument would follow its perturbation
+            outs += [o.real.copy(), o.imag.copy()] if np.iscomplexobj(o) else [np.array(o)]
+        return outs
+
     def real_traced(self, *parts):
         outs = []
         for o in self.traced(*self.joined(parts)):
@@ -483,7 +495,7 @@ def test_grad_matches_finite_differences(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_jacrev_equals_jacfwd(case):
+def test_jacrev_equals_jacfwd_and_finite_differences(case):
     _require(case, "vjp")
     _require(case, "jvp")
     pb = Problem(case)
@@ -492,9 +504,27 @@ def test_jacrev_equals_jacfwd(case):
     with rules_present():
         rev = func.jacrev(pb.real_traced, argnums=argnums)(*parts)
         fwd = func.jacfwd(pb.real_traced, argnums=argnums)(*parts)
+    fd = _fd_jacobian(pb.real_numpy, parts)
     for o, (r_row, f_row) in enumerate(zip(rev, fwd)):
         for k, (r, f) in enumerate(zip(r_row, f_row)):
             _check(f"jacrev vs jacfwd (result part #{o}, argument part #{k})", case, r, f, EXACT_RTOL)
+            _check(f"jacfwd vs finite differences (result part #{o}, argument part #{k})", case, f, fd[o][k],
+                   FD_RTOL)
+
+
+def _fd_jacobian(fn, parts: list) -> list:
+    """d result o / d argument k by central differences: [o][k] of shape result + argument."""
+    outs = fn(*parts)
+    jac = [[np.zeros(np.shape(o) + p.shape) for p in parts] for o in outs]
+    for k, p in enumerate(parts):
+        for idx in np.ndindex(p.shape):
+            args = [q.copy() for q in parts]
+            args[k][idx] = p[idx] + H
+            up = fn(*args)
+            args[k][idx] = p[idx] - H
+            for o, (u, d) in enumerate(zip(up, fn(*args))):
+                jac[o][k][(...,) + idx] = (np.asarray(u, float) - np.asarray(d, float)) / (2 * H)
+    return jac
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
