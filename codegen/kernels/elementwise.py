@@ -1,8 +1,10 @@
 """kernel.elementwise -> one LLVM function over a strided iteration space.
 
 The flat range [begin, end) is walked row by row (a row is a run along the innermost dim): the
-outer index is decomposed once per row, then the row runs either vectorised (every operand has
-innermost stride 1, or 0 when it broadcasts statically) or scalar with arbitrary strides. The
+outer index is decomposed once per plane (the rows along dim -2; the next rows of a plane are a
+pointer step away, which matters for short rows: broadcast products such as g[:, :, None] * x[:, None]
+spend as much on the decomposition as on the stores), then each row runs either vectorised (every
+operand has innermost stride 1, or 0 when it broadcasts statically) or scalar with arbitrary strides. The
 vector path finishes a row with one masked iteration instead of a scalar tail, so every element
 of a contiguous row takes the same (vector) code path whatever the thread split: threaded and
 serial results are bit-identical.
@@ -73,45 +75,64 @@ def emit_elementwise(
             if not info.bcast[-1]:
                 contig = b.and_(contig, b.icmp_signed("==", ab.strides[i][-1], i64(1)))
 
-    with segment_loop(b, begin, end, "row") as seg:  # one row segment per iteration
+    with segment_loop(b, begin, end, "row") as seg:  # the rows of one plane (dim -2) per iteration
         i = seg.i
         j = b.srem(i, last) if r > 1 else i
         rest = b.sdiv(i, last) if r > 1 else None
         offs = [i64(0)] * len(infos)
+        plane = None  # the index along dim -2
         for k in range(r - 2, -1, -1):
             idx = b.srem(rest, ab.dims[k]) if k > 0 else rest
             rest = b.sdiv(rest, ab.dims[k]) if k > 0 else None
+            plane = idx if k == r - 2 else plane
             offs = [b.add(o, b.mul(idx, ab.strides[n][k])) for n, o in enumerate(offs)]
-        offs = [b.add(o, b.mul(j, ab.strides[n][-1])) for n, o in enumerate(offs)]
-        run = b.sub(last, j)
+        run0 = b.sub(last, j)
         left = b.sub(end, i)
-        run = b.select(b.icmp_signed("<", left, run), left, run)
-        bases = [elem_ptr(b, info.dtype, ab.ptrs[n], offs[n]) for n, info in enumerate(infos)]
-
-        def scalar_row():
-            with for_range(b, 0, run, name="k") as k:
-                vals = [
-                    load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])))
-                    for n, info in enumerate(inputs)
-                ]
-                res = emit_body(sctx, block, vals)
-                for m, info in enumerate(outputs):
-                    n = len(inputs) + m
-                    store_scalar(
-                        sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])), res[m]
-                    )
-
-        if vctx is None:
-            scalar_row()
+        run0 = b.select(b.icmp_signed("<", left, run0), left, run0)
+        if r > 1:  # the next whole rows of this plane inside the range: pointer steps, no index decomposition
+            extra = b.sdiv(b.sub(left, run0), last)
+            room = b.sub(b.sub(ab.dims[r - 2], i64(1)), plane)
+            extra = b.select(b.icmp_signed("<", room, extra), room, extra)
         else:
-            with b.if_else(contig) as (then, otherwise):
-                with then:
-                    _vector_row(vctx, block, inputs, outputs, bases, run)
-                with otherwise:
-                    scalar_row()
-        seg.step = run
+            extra = i64(0)
+
+        with for_range(b, 0, b.add(extra, i64(1)), name="q") as q:
+            first = b.icmp_signed("==", q, i64(0))
+            jq = b.select(first, j, i64(0))
+            run = b.select(first, run0, last)
+            row = [o if r == 1 else b.add(o, b.mul(q, ab.strides[n][r - 2])) for n, o in enumerate(offs)]
+            row = [b.add(o, b.mul(jq, ab.strides[n][-1])) for n, o in enumerate(row)]
+            bases = [elem_ptr(b, info.dtype, ab.ptrs[n], row[n]) for n, info in enumerate(infos)]
+            _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab)
+        seg.step = b.add(run0, b.mul(extra, last))
     b.ret_void()
     return fn
+
+
+def _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab) -> None:
+    """One row of `run` elements from `bases`: vectorised when every innermost stride is 1 (or a
+    static broadcast), else scalar with the strides."""
+    def scalar_row():
+        with for_range(b, 0, run, name="k") as k:
+            vals = [
+                load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])))
+                for n, info in enumerate(inputs)
+            ]
+            res = emit_body(sctx, block, vals)
+            for m, info in enumerate(outputs):
+                n = len(inputs) + m
+                store_scalar(
+                    sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])), res[m]
+                )
+
+    if vctx is None:
+        scalar_row()
+        return
+    with b.if_else(contig) as (then, otherwise):
+        with then:
+            _vector_row(vctx, block, inputs, outputs, bases, run)
+        with otherwise:
+            scalar_row()
 
 
 def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run) -> None:
