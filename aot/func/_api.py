@@ -14,7 +14,7 @@ import numpy as np
 
 from ..compiler.creations import current_capture
 from ..fx._pytree import tree_flatten, tree_unflatten
-from ..ops._transforms import emit, full, reshape, zeros_like
+from ..ops._transforms import full, reshape, zeros_like
 from . import _batched
 from ._forward import push_forward
 from ._interpret import bind, replay, results

@@ -462,7 +462,7 @@ def _qr_vjp(g, a, *, out, mode="reduced"):
 
 
 def _qr_jvp(ts, a, *, out, mode="reduced"):
-    m, n, tall = _qr_dims(a, mode)
+    m, _, tall = _qr_dims(a, mode)
     (q, r), t = out, ts[0]
     if tall:  # dR = syminv(sym(Q^H dA R^-1)) R, dQ = (dA - Q dR) R^-1
         dx = _rsolve(np.matmul(_mH(q), t), r)
