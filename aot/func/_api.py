@@ -35,13 +35,13 @@ class Run:
         self.env = bind(self.t, tracer, self.leaves)
         replay(self.t, tracer, self.env)
         self.flat_out = results(self.t, self.env)
-        self.arg_leaves = []  # per argument: its flat leaf indices
+        self.arg_leaves, self.arg_specs = [], []  # per argument: its flat leaf indices, its structure
         start = 0
         for a in args:
-            n = len(tree_flatten(a)[0])
-            self.arg_leaves.append(list(range(start, start + n)))
-            start += n
-        self.arg_specs = [tree_flatten(a)[1] for a in args]
+            leaves, spec = tree_flatten(a)
+            self.arg_leaves.append(list(range(start, start + len(leaves))))
+            self.arg_specs.append(spec)
+            start += len(leaves)
 
     def output(self, has_aux: bool):
         """(output pytree, its flat (kind, value) entries, aux or None)."""
@@ -186,6 +186,11 @@ def grad_and_value(func, argnums=0, has_aux=False):
     return _Grad(func, argnums, has_aux, with_value=True)
 
 
+def _shape_of(x) -> tuple:
+    """The shape of a traced array, a numpy array or a number."""
+    return tuple(x.meta.shape) if hasattr(x, "meta") else tuple(np.shape(x))
+
+
 def _seeds(entries: list, cts, out_spec, what: str) -> dict:
     leaves, spec = tree_flatten(cts)
     if spec != out_spec:
@@ -197,16 +202,15 @@ def _seeds(entries: list, cts, out_spec, what: str) -> dict:
         if not is_array(c) and not isinstance(c, (int, float, complex)):
             raise TransformError(f"{what}: cotangents must be arrays, got {type(c).__name__}")
         val = node.meta["val"]
-        if tuple(np.shape(c)) != tuple(val.shape) and hasattr(c, "meta") and tuple(c.meta.shape) != tuple(val.shape):
-            raise TransformError(f"{what}: a cotangent of shape {tuple(np.shape(c))} for an output of shape "
+        if _shape_of(c) != tuple(val.shape):
+            raise TransformError(f"{what}: a cotangent of shape {_shape_of(c)} for an output of shape "
                                  f"{tuple(val.shape)}")
         seeds[node] = c
     return seeds
 
 
-def _pull(run: Run, entries: list, out_spec, nums: tuple, cts) -> tuple:
+def _pull(run: Run, entries: list, out_spec, nums: tuple, wanted: list, cts) -> tuple:
     """The cotangents of every primal (a tuple, one pytree each) for the output cotangents `cts`."""
-    wanted = run.wanted(nums)
     tracer = current_capture()
     seeds = {n: tracer.as_value(c) for n, c in _seeds(entries, cts, out_spec, "vjp_fn").items()}
     got = backward(run.t, run.env, seeds, wanted)
@@ -223,10 +227,10 @@ def vjp(func, *primals, has_aux=False):
         run = Run(func, primals, tracer, "vjp")
         out, entries, aux = run.output(has_aux)
         spec = tree_flatten(out)[1]
-        run.wanted(nums)
+        wanted = run.wanted(nums)
 
         def vjp_fn(cotangents):
-            return _pull(run, entries, spec, nums, cotangents)
+            return _pull(run, entries, spec, nums, wanted, cotangents)
 
         return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
     forward = cached_stage(("vjp.forward", func, has_aux), lambda *p: func(*p), func, "vjp")
@@ -258,8 +262,8 @@ def _tangent_seeds(run: Run, primals: tuple, tangents: tuple, what: str) -> dict
     for node, tan, p in zip(nodes, leaves, run.leaves):
         if tan is None:
             continue
-        if tuple(np.shape(tan) if not hasattr(tan, "meta") else tan.meta.shape) != tuple(node.meta["val"].shape):
-            raise TransformError(f"{what}: a tangent of shape {np.shape(tan)} for a primal of shape "
+        if _shape_of(tan) != tuple(node.meta["val"].shape):
+            raise TransformError(f"{what}: a tangent of shape {_shape_of(tan)} for a primal of shape "
                                  f"{tuple(node.meta['val'].shape)}")
         seeds[node] = tracer.as_value(tan)
     return seeds

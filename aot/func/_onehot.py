@@ -12,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ir import dtypes as D
-
 from ..ops._shapes import numel
-from ..ops._transforms import emit, reshape
+from ..ops._transforms import emit, full, iota, reshape
 
 
 @dataclass
@@ -35,7 +33,7 @@ class OneHot:
     def materialise(self):
         if self.dense is None:
             n = self.size
-            i = self.like.tracer.emit("iota", [], {"n": n, "dtype": D.int64})
+            i = iota(self.like, n)
             eye = emit("cast", emit("eq", reshape(i, (n, 1)), reshape(i, (1, n))), dtype=self.dtype)
             if self.scale is not None:
                 eye = emit("mul", eye, reshape(self.scale, (1, n)))
@@ -80,7 +78,7 @@ def _example_shape(name: str, shape: tuple, attrs: dict) -> tuple:
 
 
 def _ones(h: OneHot):
-    return h.like.tracer.emit("full", [], {"shape": h.shape, "value": 1, "dtype": h.dtype})
+    return full(h.like, h.shape, 1, h.dtype)
 
 
 def _mul(h: OneHot, other):

@@ -26,7 +26,7 @@ CACHE_SIZE_LIMIT = 64  # signatures a staged transform keeps (static shapes: rul
 
 def stage(impl, fn, name: str) -> CompiledFunction:
     """A CompiledFunction running impl (which works on traced arrays) for numpy arguments."""
-    inner = getattr(fn, "fn", fn)  # a transform of a transform: the innermost user function decides
+    inner = fn  # a transform of a transform: the innermost user function decides
     while hasattr(inner, "fn") and not isinstance(inner, CompiledFunction):
         inner = inner.fn
     if isinstance(inner, CompiledFunction):
