@@ -4,7 +4,9 @@
   of a compiled function, as Python builtins (METH_FASTCALL: the interpreter hands over the array
   objects themselves, with no argument conversion); the helper checks the arrays' type, dtype,
   rank, alignment (and, checked, dims and strides) against its context block and calls the entry
-  with their data pointers, releasing the GIL around large work.
+  with their data pointers, releasing the GIL around large work. The strided one also checks the
+  simple size guards of a dynamic-shape entry (static dims, equal dims, bounds), makes the outputs
+  (numpy's PyArray_New) and returns them, so a warm call runs no Python of its own.
 - `aot_fft_thunk_{kind}_{precision}` (ir.abi_slots.FFT_THUNK): aot.fft's eager fast path, the
   kernel call and its real pre/post pass from one prepared block and two arrays.
 
@@ -25,33 +27,60 @@ from ir import abi_slots as S
 def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
     """The module of aot_call_checked (or, `strided`, aot_call_strided) for an array struct whose
     fields (ir.abi_slots.ARRAY_FIELDS) are at `offsets` bytes: a METH_FASTCALL builtin's function."""
+    return _strided_call_ir(offsets) if strided else _checked_call_ir(offsets)
+
+
+def _builtin(table):
+    """The module and METH_FASTCALL function `table.symbol(self, args, nargs)` of a trampoline."""
     from llvmlite import ir as L
 
-    from .kernels.parallel import as_callee
-    from .llvm.loops import alloca
-    from .llvm.types import I1, I32, I64, PTR
+    from .llvm.types import I64, PTR
 
-    table = S.STRIDED_CALL if strided else S.CHECKED_CALL
     mod = L.Module(name=table.symbol)
     fn = L.Function(mod, L.FunctionType(PTR, [PTR, PTR, I64]), name=table.symbol)
-    this, objs, nargs = fn.args
-    this.name, objs.name, nargs.name = "self", "args", "nargs"
-    blocks = {n: fn.append_basic_block(n) for n in
-              ("entry", "setup", "head", "body", "check", "fields", "dims", "khead", "kbody", "knext", "kdone",
-               "store", "next", "bad", "call", "release", "hold", "done")}
-    b = L.IRBuilder(blocks["entry"])
+    for arg, name in zip(fn.args, ("self", "args", "nargs"), strict=True):
+        arg.name = name
+    return mod, fn
+
+
+def _accessors(b, offsets: dict[str, int], this):
+    """(c, field, slot, ctx) for a trampoline built with `b`: an i64 constant, an array struct's
+    field at its probed offset, ctx[index], and ctx itself (self: the int64 ndarray holding the
+    context block)."""
+    from llvmlite import ir as L
+
+    from .llvm.types import I64, PTR
 
     def c(v: int):
         return L.Constant(I64, v)
 
-    def field(o, name, typ):  # the array struct's field, at its probed offset
+    def field(o, name, typ):
         return b.load(b.gep(o, [c(offsets[name])], source_etype=L.IntType(8)), typ=typ, name=name)
 
-    ctx = field(this, "data", PTR)  # self: the int64 ndarray holding the context block
+    ctx = field(this, "data", PTR)
 
-    def slot(index, typ=I64, name=""):  # ctx[index]
-        return b.load(b.gep(ctx, [index if isinstance(index, L.Value) else c(index)], source_etype=I64), typ=typ,
-                      name=name)
+    def slot(index, typ=I64, name=""):
+        index = index if isinstance(index, L.Value) else c(index)
+        return b.load(b.gep(ctx, [index], source_etype=I64), typ=typ, name=name)
+
+    return c, field, slot, ctx
+
+
+def _checked_call_ir(offsets: dict[str, int]) -> str:
+    from llvmlite import ir as L
+
+    from .kernels.parallel import as_callee
+    from .llvm.loops import alloca
+    from .llvm.types import I32, I64, PTR
+
+    table = S.CHECKED_CALL
+    mod, fn = _builtin(table)
+    this, objs, nargs = fn.args
+    blocks = {n: fn.append_basic_block(n) for n in
+              ("entry", "setup", "head", "body", "check", "fields", "dims", "khead", "kbody", "knext", "kdone",
+               "store", "next", "bad", "call")}
+    b = L.IRBuilder(blocks["entry"])
+    c, field, slot, ctx = _accessors(b, offsets, this)
 
     def result(rc):  # PyLong_FromLong(rc): the builtin's return value
         return b.call(as_callee(slot(H.py_long, PTR), L.FunctionType(PTR, [I64])), [rc], name="result")
@@ -62,9 +91,8 @@ def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
 
     b.position_at_end(blocks["setup"])
     entry = slot(H.entry, PTR, "fn")
-    n_meta = slot(H.n_meta, name="n_meta") if strided else None
     data = alloca(b, PTR, n, name="data")
-    meta = alloca(b, I64, n_meta, name="meta") if strided else slot(H.meta, PTR, "meta")
+    meta = slot(H.meta, PTR, "meta")
     ndarray_type, n_in = slot(H.ndarray_type, name="type"), slot(H.n_inputs, name="nin")
     b.branch(blocks["head"])
 
@@ -73,39 +101,28 @@ def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
     i.add_incoming(c(0), blocks["setup"])
     pos.add_incoming(c(len(H)), blocks["setup"])
     work.add_incoming(c(0), blocks["setup"])
-    if strided:
-        mpos = b.phi(I64, "mpos")
-        mpos.add_incoming(c(0), blocks["setup"])
     b.cbranch(b.icmp_signed("<", i, n), blocks["body"], blocks["call"])
 
     b.position_at_end(blocks["body"])
     o = b.load(b.gep(objs, [i], source_etype=PTR), typ=PTR, name="o")
-    is_input = b.icmp_signed("<", i, n_in)
-    if strided:  # every object is checked
-        b.branch(blocks["check"])
-    else:  # outputs (allocated by the caller) only give their data pointer
-        b.cbranch(is_input, blocks["check"], blocks["store"])
+    # outputs (allocated by the caller) only give their data pointer
+    b.cbranch(b.icmp_signed("<", i, n_in), blocks["check"], blocks["store"])
 
     b.position_at_end(blocks["check"])
     type_ok = b.icmp_signed("==", field(o, "type", I64), ndarray_type)
     want_descr = slot(b.add(pos, c(F.descr)), name="wdesc")
     want_rank = slot(b.add(pos, c(F.rank)), name="wnd")
-    itemsize = slot(b.add(pos, c(F.itemsize)), name="isz") if strided else None
     b.cbranch(type_ok, blocks["fields"], blocks["bad"])
 
     b.position_at_end(blocks["fields"])
     descr_ok = b.icmp_signed("==", field(o, "descr", I64), want_descr)
-    if strided:  # outputs: any descr (their records hold 0)
-        descr_ok = b.select(is_input, descr_ok, L.Constant(I1, 1))
     nd = b.sext(field(o, "nd", I32), I64, name="nd")
-    aligned = b.icmp_signed("!=", b.and_(field(o, "flags", I32), L.Constant(I32, S.NPY_ARRAY_ALIGNED)),
-                            L.Constant(I32, 0))
-    ok = b.and_(b.and_(descr_ok, b.icmp_signed("==", nd, want_rank)), aligned)
+    ok = b.and_(b.and_(descr_ok, b.icmp_signed("==", nd, want_rank)), _aligned(b, field(o, "flags", I32)))
     b.cbranch(ok, blocks["dims"], blocks["bad"])
 
     b.position_at_end(blocks["dims"])
     dims, strides = field(o, "dims", PTR), field(o, "strides", PTR)
-    base = None if strided else b.add(pos, c(len(F)), name="base")  # the record's dims, then strides
+    base = b.add(pos, c(len(F)), name="base")  # the record's dims, then strides
     b.branch(blocks["khead"])
 
     b.position_at_end(blocks["khead"])
@@ -117,38 +134,25 @@ def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
     b.position_at_end(blocks["kbody"])
     dk = b.load(b.gep(dims, [k], source_etype=I64), typ=I64, name="dk")
     sk = b.load(b.gep(strides, [k], source_etype=I64), typ=I64, name="sk")
-    if strided:  # meta: dims, then strides in elements
-        b.store(dk, b.gep(meta, [b.add(mpos, k)], source_etype=I64))
-        q, r = b.sdiv(sk, itemsize), b.srem(sk, itemsize)
-        b.cbranch(b.icmp_signed("==", r, c(0)), blocks["knext"], blocks["bad"])
-        b.position_at_end(blocks["knext"])
-        b.store(q, b.gep(meta, [b.add(b.add(mpos, nd), k)], source_etype=I64))
-    else:  # dims and byte strides equal the record's
-        ik = b.add(base, k)
-        same = b.and_(b.icmp_signed("==", dk, slot(ik, name="wk")),
-                      b.icmp_signed("==", sk, slot(b.add(ik, nd), name="ws")))
-        b.cbranch(same, blocks["knext"], blocks["bad"])
-        b.position_at_end(blocks["knext"])
+    ik = b.add(base, k)  # dims and byte strides equal the record's
+    same = b.and_(b.icmp_signed("==", dk, slot(ik, name="wk")),
+                  b.icmp_signed("==", sk, slot(b.add(ik, nd), name="ws")))
+    b.cbranch(same, blocks["knext"], blocks["bad"])
+    b.position_at_end(blocks["knext"])
     k.add_incoming(b.add(k, c(1), name="k1"), blocks["knext"])
     size.add_incoming(b.mul(size, dk, name="size1"), blocks["knext"])
     b.branch(blocks["khead"])
 
     b.position_at_end(blocks["kdone"])
     larger = b.select(b.icmp_signed(">", size, work), size, work, name="larger")
-    if strided:
-        b.branch(blocks["store"])
-        b.position_at_end(blocks["store"])
-        next_pos, next_work = b.add(pos, c(len(F))), larger
-        mpos.add_incoming(b.add(mpos, b.mul(nd, c(2))), blocks["next"])
-    else:
-        after = b.add(base, b.mul(nd, c(2)), name="posc")
-        b.branch(blocks["store"])
-        b.position_at_end(blocks["store"])
-        next_pos, next_work = b.phi(I64, "pos1"), b.phi(I64, "work1")
-        next_pos.add_incoming(pos, blocks["body"])
-        next_pos.add_incoming(after, blocks["kdone"])
-        next_work.add_incoming(work, blocks["body"])
-        next_work.add_incoming(larger, blocks["kdone"])
+    after = b.add(base, b.mul(nd, c(2)), name="posc")
+    b.branch(blocks["store"])
+    b.position_at_end(blocks["store"])
+    next_pos, next_work = b.phi(I64, "pos1"), b.phi(I64, "work1")
+    next_pos.add_incoming(pos, blocks["body"])
+    next_pos.add_incoming(after, blocks["kdone"])
+    next_work.add_incoming(work, blocks["body"])
+    next_work.add_incoming(larger, blocks["kdone"])
     b.store(field(o, "data", PTR), b.gep(data, [i], source_etype=PTR))
     b.branch(blocks["next"])
 
@@ -161,26 +165,212 @@ def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
     b.position_at_end(blocks["bad"])
     b.ret(result(c(-1)))
 
-    # the entry, with the GIL released when the work is large enough to let other threads run
     b.position_at_end(blocks["call"])
+    rc = _call_entry(b, fn, slot, H, entry, data, meta, work)
+    b.ret(result(b.sext(rc, I64)))
+    return str(mod)
+
+
+def _aligned(b, flags):
+    from llvmlite import ir as L
+
+    from .llvm.types import I32
+
+    return b.icmp_signed("!=", b.and_(flags, L.Constant(I32, S.NPY_ARRAY_ALIGNED)), L.Constant(I32, 0))
+
+
+def _call_entry(b, fn, slot, H, entry, data, meta, work):
+    """entry(data, meta), with the GIL released when the work is large enough to let other threads
+    run; returns the i32 status (the builder ends after the call)."""
+    from llvmlite import ir as L
+
+    from .kernels.parallel import as_callee
+    from .llvm.types import I32, PTR
+
     entry_type = L.FunctionType(I32, [PTR, PTR])
+    release, hold, done = (fn.append_basic_block(n) for n in ("release", "hold", "called"))
     save = slot(H.save_thread, PTR, "save")
     big = b.icmp_signed(">=", work, slot(H.gil_elements, name="gil_elements"))
-    release = b.and_(b.icmp_unsigned("!=", save, L.Constant(PTR, None)), big)
-    b.cbranch(release, blocks["release"], blocks["hold"])
-    b.position_at_end(blocks["release"])
+    b.cbranch(b.and_(b.icmp_unsigned("!=", save, L.Constant(PTR, None)), big), release, hold)
+    b.position_at_end(release)
     state = b.call(as_callee(save, L.FunctionType(PTR, [])), [], name="state")
     rc_free = b.call(as_callee(entry, entry_type), [data, meta], name="rc_free")
     b.call(as_callee(slot(H.restore_thread, PTR), L.FunctionType(L.VoidType(), [PTR])), [state])
-    b.branch(blocks["done"])
-    b.position_at_end(blocks["hold"])
+    b.branch(done)
+    b.position_at_end(hold)
     rc_held = b.call(as_callee(entry, entry_type), [data, meta], name="rc_held")
-    b.branch(blocks["done"])
-    b.position_at_end(blocks["done"])
+    b.branch(done)
+    b.position_at_end(done)
     rc = b.phi(I32, "rc")
-    rc.add_incoming(rc_free, blocks["release"])
-    rc.add_incoming(rc_held, blocks["hold"])
-    b.ret(result(b.sext(rc, I64)))
+    rc.add_incoming(rc_free, release)
+    rc.add_incoming(rc_held, hold)
+    return rc
+
+
+def _strided_call_ir(offsets: dict[str, int]) -> str:
+    """aot_call_strided (ir.abi_slots.STRIDED_CALL and its plan): inputs checked against their
+    records and dim rows, outputs made (or taken), the entry called, the outputs returned."""
+    from llvmlite import ir as L
+
+    from .kernels.parallel import as_callee
+    from .llvm.loops import alloca, for_range
+    from .llvm.types import I32, I64, PTR
+
+    table, P, D = S.STRIDED_CALL, S.STRIDED_PLAN, S.STRIDED_DIM
+    H, F = table.header, table.fields
+    mod, fn = _builtin(table)
+    this, objs, nargs = fn.args
+    b = L.IRBuilder(fn.append_basic_block("entry"))
+    none_block = fn.append_basic_block("none")  # not ours: return None (the caller's general path)
+    null = L.Constant(PTR, None)
+    c, field, slot, ctx = _accessors(b, offsets, this)
+
+    def at(p, index, typ=I64):  # &p[index] of an i64 / ptr array
+        return b.gep(p, [index], source_etype=typ)
+
+    def load(p, typ=I64):
+        return b.load(p, typ=typ)
+
+    n, n_in = slot(H.n_objects, name="n"), slot(H.n_inputs, name="nin")
+    plan = b.add(c(len(H)), b.mul(n, c(len(F))), name="plan")  # after the records
+
+    def capi(name, ret, args, values, var_arg=False):  # a C API function of the plan
+        ftype = L.FunctionType(ret, args, var_arg=var_arg)
+        return b.call(as_callee(slot(b.add(plan, c(getattr(P, name))), PTR), ftype), values)
+
+    def release(lo, hi):  # Py_DecRef(outs[lo:hi])
+        with for_range(b, lo, hi, name="drop") as j:
+            capi("decref", L.VoidType(), [PTR], [load(at(outs, j, PTR), PTR)])
+
+    def require(cond):  # continue when cond holds, else return None
+        ok = fn.append_basic_block("ok")
+        b.cbranch(cond, ok, none_block)
+        b.position_at_end(ok)
+
+    alloc = b.icmp_signed("!=", slot(b.add(plan, c(P.alloc))), c(0), name="alloc")
+    data, outs = alloca(b, PTR, n, name="data"), alloca(b, PTR, n, name="outs")
+    meta = alloca(b, I64, slot(H.n_meta), name="meta")
+    rows, mpos, work, size, made = (alloca(b, I64, name=x) for x in ("rows", "mpos", "work", "size", "made"))
+    b.store(b.add(plan, c(len(P))), rows)  # the current object's plan row: typenum, then its dims' rows
+    b.store(c(0), mpos)  # the current object's dims in meta
+    b.store(c(0), work)  # the largest object so far (elements)
+    b.store(n_in, made)  # outputs made so far (released when a later one fails)
+    b.store(c(0), at(meta, c(0)))  # read (and ignored) by `earlier` for dims without an earlier equal
+    require(b.icmp_signed("==", nargs, b.select(alloc, n_in, n)))
+    ndarray_type = slot(H.ndarray_type, name="type")
+
+    def finish_object(i, o, nd, rec, read_dims: bool):
+        """meta: the object's dims (when `read_dims`) and strides in elements (not a multiple of the
+        itemsize: None); its data pointer; the work, meta and plan positions move on."""
+        base, itemsize = load(mpos), slot(b.add(rec, c(F.itemsize)))
+        dims, strides = field(o, "dims", PTR), field(o, "strides", PTR)
+        b.store(c(1), size)
+        with for_range(b, c(0), nd, name="s") as k:
+            dk, sk = load(at(dims, k)), load(at(strides, k))
+            require(b.icmp_signed("==", b.srem(sk, itemsize), c(0)))
+            if read_dims:
+                b.store(dk, at(meta, b.add(base, k)))
+            b.store(b.sdiv(sk, itemsize), at(meta, b.add(b.add(base, nd), k)))
+            b.store(b.mul(load(size), dk), size)
+        total, w = load(size), load(work)
+        b.store(b.select(b.icmp_signed(">", total, w), total, w), work)
+        b.store(b.add(base, b.mul(nd, c(2))), mpos)
+        b.store(b.add(load(rows), b.add(c(1), b.mul(nd, c(len(D))))), rows)
+        b.store(field(o, "data", PTR), at(data, i, PTR))
+
+    def dim_row(k, name):  # the plan's `name` slot for dim k of the current object
+        return slot(b.add(b.add(load(rows), c(1)), b.add(b.mul(k, c(len(D))), c(getattr(D, name)))))
+
+    def earlier(same):  # meta[same] (meta[0] when same < 0: a value that is then unused)
+        return load(at(meta, b.select(b.icmp_signed("<", same, c(0)), c(0), same)))
+
+    # inputs: type, descr, rank, alignment, each dim against its row, strides
+    with for_range(b, c(0), n_in, name="in") as i:
+        o = load(at(objs, i, PTR), PTR)
+        rec = b.add(c(len(H)), b.mul(i, c(len(F))))
+        require(b.icmp_signed("==", field(o, "type", I64), ndarray_type))
+        nd = b.sext(field(o, "nd", I32), I64, name="nd")
+        require(b.and_(b.and_(b.icmp_signed("==", field(o, "descr", I64), slot(b.add(rec, c(F.descr)))),
+                              b.icmp_signed("==", nd, slot(b.add(rec, c(F.rank))))),
+                       _aligned(b, field(o, "flags", I32))))
+        dims, base = field(o, "dims", PTR), load(mpos)
+        with for_range(b, c(0), nd, name="d") as k:
+            dk, same = load(at(dims, k)), dim_row(k, "same")
+            lo, hi = dim_row(k, "lo"), dim_row(k, "hi")
+            bounded = b.and_(b.icmp_signed("<=", lo, dk), b.icmp_signed("<=", dk, hi))
+            equal = b.or_(b.icmp_signed("<", same, c(0)), b.icmp_signed("==", earlier(same), dk))
+            require(b.and_(bounded, equal))
+            b.store(dk, at(meta, b.add(base, k)))
+        finish_object(i, o, nd, rec, read_dims=False)
+
+    # outputs: made here from their rows (alloc), or the caller's arrays after the inputs
+    new_array = [PTR, I32, PTR, I32, PTR, PTR, I32, I32, PTR]  # numpy's PyArray_New
+    with for_range(b, n_in, n, name="out") as j:
+        rec = b.add(c(len(H)), b.mul(j, c(len(F))))
+        nd = slot(b.add(rec, c(F.rank)), name="ond")
+        given, make, ready = (fn.append_basic_block(x) for x in ("given", "make", "ready"))
+        b.cbranch(alloc, make, given)
+        b.position_at_end(make)
+        base = load(mpos)
+        with for_range(b, c(0), nd, name="od") as k:
+            same = dim_row(k, "same")
+            dk = b.select(b.icmp_signed("<", same, c(0)), dim_row(k, "lo"), earlier(same))
+            b.store(dk, at(meta, b.add(base, k)))
+        typenum = b.trunc(slot(load(rows)), I32)
+        zero = L.Constant(I32, 0)
+        made_o = capi("new_array", PTR, new_array, [b.inttoptr(ndarray_type, PTR), b.trunc(nd, I32),
+                                                     at(meta, base), typenum, null, null, zero, zero, null])
+        failed, fine = fn.append_basic_block("alloc_failed"), fn.append_basic_block("made")
+        b.cbranch(b.icmp_unsigned("==", made_o, null), failed, fine)
+        b.position_at_end(failed)  # numpy set MemoryError: drop the outputs made so far, raise it
+        release(n_in, load(made))
+        b.ret(null)
+        b.position_at_end(fine)
+        b.store(b.add(j, c(1)), made)
+        b.branch(ready)
+        b.position_at_end(given)
+        given_o = load(at(objs, j, PTR), PTR)
+        b.branch(ready)
+        b.position_at_end(ready)
+        o = b.phi(PTR, "out_obj")
+        o.add_incoming(made_o, fine)
+        o.add_incoming(given_o, given)
+        b.store(o, at(outs, j, PTR))
+        finish_object(j, o, nd, rec, read_dims=True)  # (a made output's strides always divide)
+
+    rc = _call_entry(b, fn, slot, H, slot(H.entry, PTR, "fn"), data, meta, load(work))
+    failed, succeeded = fn.append_basic_block("failed"), fn.append_basic_block("succeeded")
+    b.cbranch(b.icmp_signed("!=", rc, L.Constant(I32, 0)), failed, succeeded)
+
+    b.position_at_end(failed)  # fail(rc) raises the status' exception: NULL, which the builtin returns
+    with b.if_then(alloc):
+        release(n_in, n)
+    code = b.call(as_callee(slot(H.py_long, PTR), L.FunctionType(PTR, [I64])), [b.sext(rc, I64)])
+    raised = capi("call_fail", PTR, [PTR], [slot(b.add(plan, c(P.fail)), PTR), code, null], var_arg=True)
+    capi("decref", L.VoidType(), [PTR], [code])
+    b.ret(raised)
+
+    b.position_at_end(succeeded)
+    with b.if_then(b.not_(alloc)):  # the caller's outputs are returned too: one more reference each
+        with for_range(b, n_in, n, name="ref") as j:
+            capi("incref", L.VoidType(), [PTR], [load(at(outs, j, PTR), PTR)])
+    one, many = fn.append_basic_block("one"), fn.append_basic_block("many")
+    b.cbranch(b.icmp_signed("!=", slot(b.add(plan, c(P.unwrap))), c(0)), one, many)
+    b.position_at_end(one)
+    b.ret(load(at(outs, n_in, PTR), PTR))
+    b.position_at_end(many)
+    tup = capi("tuple_new", PTR, [I64], [b.sub(n, n_in)])
+    with b.if_then(b.icmp_unsigned("==", tup, null)):
+        release(n_in, n)
+        b.ret(null)
+    with for_range(b, n_in, n, name="t") as j:  # PyTuple_SetItem steals the reference
+        capi("tuple_set", I32, [PTR, I64, PTR], [tup, b.sub(j, n_in), load(at(outs, j, PTR), PTR)])
+    b.ret(tup)
+
+    b.position_at_end(none_block)
+    none = slot(b.add(plan, c(P.none)), PTR)
+    capi("incref", L.VoidType(), [PTR], [none])
+    b.ret(none)
     return str(mod)
 
 

@@ -1,26 +1,39 @@
 """ir: the typed SSA dialect of aot (types, ops, builder, verifier, text form, passes, interpreter).
 
 Importing `ir` does not import sympy (loaded when the first symbolic dim is made) nor llvmlite.
+Its namespace loads on first use: the runtime imports ir's plain-data modules (status codes, ABI
+slots: `import ir.abi_slots`) on a warm first call, which needs none of the dialect (~15 ms).
+The first attribute taken from `ir` loads the dialect, the structural ops' registration included.
 """
 import importlib
 
-from . import dtypes, structural  # noqa: F401  (structural registers return/yield/kernel ops)
-from .core import Block, BlockArg, Func, Module, Operation, OpResult, Region, Value
-from .dtypes import DType
-from .opdef import OPDEFS, REQUIRED, MissingRule, OpDef, OpError, lookup, register
-from .symbols import SymbolInfo
-from .types import IndexType, ScalarType, TensorType
+_NAMES = {
+    "Block": "core", "BlockArg": "core", "Func": "core", "Module": "core", "Operation": "core",
+    "OpResult": "core", "Region": "core", "Value": "core", "DType": "dtypes", "OPDEFS": "opdef",
+    "REQUIRED": "opdef", "MissingRule": "opdef", "OpDef": "opdef", "OpError": "opdef", "lookup": "opdef",
+    "register": "opdef", "SymbolInfo": "symbols", "IndexType": "types", "ScalarType": "types",
+    "TensorType": "types", "Builder": "builder", "new_func": "builder", "parse_module": "parser",
+    "print_module": "printer", "VerifyError": "verifier", "verify": "verifier",
+}
+_DIALECT = ("dtypes", "structural", "core", "opdef", "symbols", "types")  # structural registers ops
 
-# loaded on first use: the runtime imports ir's plain-data modules (status codes, ABI slots) on a
-# warm first call, which needs neither the text form nor the builder (~15 ms of imports)
-_LAZY = {"Builder": "builder", "new_func": "builder", "parse_module": "parser", "print_module": "printer",
-         "VerifyError": "verifier", "verify": "verifier"}
+
+def load_dialect() -> None:
+    for m in _DIALECT:
+        importlib.import_module(f".{m}", __name__)
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    if name in _NAMES:
+        load_dialect()
+        value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+        globals()[name] = value  # later lookups are plain attribute reads
+        return value
+    load_dialect()  # a submodule the dialect imports (ir.reductions, ...) is an attribute from now on
+    if name in globals():
+        return globals()[name]
     raise AttributeError(f"module 'ir' has no attribute {name!r}")
+
 
 __all__ = [
     "Block", "BlockArg", "Builder", "DType", "Func", "IndexType", "MissingRule", "Module", "OPDEFS",

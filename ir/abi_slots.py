@@ -80,16 +80,29 @@ CHECKED_CALL = ObjectTable(
     shaped=True,
 )
 
-# aot_call_strided for symbolic signatures: every object (inputs and outputs) has a record; checks
-# type, rank, alignment and (inputs; descr 0 for outputs) descr, then builds data and meta (dims,
-# strides in elements; a stride that is not a multiple of itemsize fails the check) from the arrays
-# and calls entry(data, meta) with n_meta meta slots.
+# aot_call_strided for symbolic signatures: every object (inputs, then outputs) has a record. The
+# records are followed by the call's plan: STRIDED_PLAN, then per object its numpy type number and,
+# per dim, a STRIDED_DIM row. Inputs: checks type, descr, rank, alignment, every dim against its row
+# (lo <= dim <= hi, and dim == meta[same] when same >= 0: a dim of an earlier input, so equal sizes
+# and static dims cost no Python) and strides (a multiple of itemsize), building data and meta (dims,
+# strides in elements). Outputs: with `alloc` (nargs == n_inputs) made by `new_array` (numpy's
+# PyArray_New) with dims meta[same] (same >= 0) or lo; else passed after the inputs (nargs ==
+# n_objects, allocated by the caller). Then entry(data, meta) with n_meta meta slots. Returns the
+# outputs (the one output when `unwrap`, else a tuple), None when an argument is not what the
+# context describes, or what `fail(rc)` returns (it raises: NULL) for a non-zero status.
 STRIDED_CALL = ObjectTable(
     "aot_call_strided",
     Slots(("entry", "n_objects", "n_meta", "ndarray_type", "n_inputs", *PY_HEADER)),
     Slots(("descr", "rank", "itemsize")),
     shaped=False,
 )
+# C API the plan calls: `call_fail` (PyObject_CallFunctionObjArgs), `incref`/`decref` (Py_IncRef,
+# Py_DecRef), `tuple_new`/`tuple_set` (PyTuple_New, PyTuple_SetItem); `none` and `fail` are objects
+# (id()), kept alive by the context's owner.
+STRIDED_PLAN = Slots(("alloc", "new_array", "unwrap", "fail", "call_fail", "incref", "decref", "none",
+                      "tuple_new", "tuple_set"))
+STRIDED_DIM = Slots(("lo", "hi", "same"))
+DIM_MAX = 2**63 - 1  # hi of an unbounded dim
 
 # void aot_fft_thunk_{kind}_{precision}(int64 *blk, obj src, obj dst): aot.fft's eager fast path.
 # blk holds the kernel pointers and every argument, prepared once per cached case:

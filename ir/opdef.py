@@ -129,6 +129,13 @@ def lookup(name: str) -> OpDef:
     try:
         return OPDEFS[name]
     except KeyError:
+        pass
+    from . import load_dialect  # `import ir.opdef` alone has not registered the structural ops
+
+    load_dialect()
+    try:
+        return OPDEFS[name]
+    except KeyError:
         raise OpError(f"unknown op {name!r}") from None
 
 

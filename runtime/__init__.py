@@ -11,8 +11,6 @@ import os
 
 import numpy as np
 
-from ir import status
-
 from .buffers import (
     ARRAY_LAYOUT,
     ENTRY_TYPE,
@@ -60,6 +58,8 @@ _NATIVE_ERRORS = {"MemoryError": NativeMemoryError, "IndexError": NativeIndexErr
 
 def native_error(name: str, rc: int) -> NativeError:
     """The exception for an entry function's status `rc` (ir/status.py ENTRY; `name`: the function)."""
+    from ir import status  # only when a call failed: a warm start imports no compiler package
+
     s = status.ENTRY_BY_CODE.get(rc)
     if s is None:
         return NativeError(f"{name}: native error code {rc}")
@@ -93,11 +93,12 @@ class JitFunction:
     signature's dtypes and shapes (then call the JitFunction, which checks and handles any strides).
     `helpers` (codegen.trampolines.HELPERS, which runtime does not import) builds the native call
     trampolines that check and unpack the arrays in one call; without it `fast` checks in Python
-    and symbolic signatures have none.
+    and symbolic signatures have none. `trampoline`: the address of an aot_call_checked already
+    loaded (a warm start's shared library holds one), used instead of building it.
     """
 
     def __init__(self, address: int, signature: Signature, keepalive=None, *, tuple_outputs: bool = False,
-                 helpers=None):
+                 helpers=None, trampoline: int | None = None):
         self.signature = signature
         self.address = address
         self.tuple_outputs = tuple_outputs
@@ -105,10 +106,14 @@ class JitFunction:
         self._packer = ArgPacker(signature)
         self._keepalive = keepalive
         self._helpers = helpers  # codegen.trampolines.HELPERS: native argument checks (else in Python)
+        self._given_trampoline = trampoline
+        self.object_key = None  # the disk-cache key of the object code it runs (llvm backend), if any
         self._trampoline = self._array_trampoline(strided=False) if self._packer.all_static else None
         self.fast = self.fast_function(unwrap=not tuple_outputs)
 
     def _array_trampoline(self, strided: bool):
+        if not strided and self._given_trampoline is not None:
+            return self._given_trampoline
         if ARRAY_LAYOUT is None or self._helpers is None:
             return None
         from .jit import array_trampoline
@@ -129,8 +134,10 @@ class JitFunction:
 
     def returning_tuples(self) -> JitFunction:
         """The same function, always returning a tuple of outputs."""
-        return JitFunction(self.address, self.signature, self._keepalive, tuple_outputs=True,
-                           helpers=self._helpers)
+        same = JitFunction(self.address, self.signature, self._keepalive, tuple_outputs=True,
+                           helpers=self._helpers, trampoline=self._given_trampoline)
+        same.object_key = self.object_key
+        return same
 
     def __call__(self, *args):
         if self.fast is not None:

@@ -8,6 +8,7 @@ binds symbols, allocates outputs and writes a handful of integers.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import operator
 import sys
@@ -243,61 +244,52 @@ class ArgPacker:
         return env["fast"]
 
     def strided_fast_function(self, entry: int, trampoline, fail, unwrap: bool, guard):
-        """`fast(*arrays)` for signatures with symbolic dims: `guard(arrays)` (the cache entry's
-        guards: dtypes, ranks, static dims, equal symbols, ranges; inlined when it carries its
-        source, see _guard_lines) must hold; the symbols are read
-        from the input shapes, the outputs allocated from the signature's size expressions, and
-        `trampoline` (aot_call_strided) builds data and meta from the arrays, any strides. Returns
-        None for what it cannot handle (then the caller takes the general path)."""
-        sig, n_in = self.sig, self.n_in
-        symbols: dict[str, tuple[int, int]] = {}
-        for i, k, name in self.binders:
-            if not name.isidentifier():
-                return None
-            symbols.setdefault(name, (i, k))
+        """`fast(*arrays)` for signatures with symbolic dims: the outputs, or None for what it cannot
+        handle (then the caller takes the general path). `trampoline` (aot_call_strided) checks
+        the arrays (type, dtype, rank, alignment, any strides) and the guards on sizes that it can
+        evaluate (static dims, equal dims, bounds: see _DimPlan), makes the outputs when their dims
+        are input dims or static, and calls the entry. `guard(arrays)` (the cache entry's guards)
+        must hold too: when it carries its `parts` (see aot.compiler.guards) only those the
+        trampoline cannot evaluate are tested, in place; without them it is called. With neither
+        Python guards nor output sizes to compute, `fast` is the trampoline's builtin itself."""
+        sig = self.sig
+        plan = _DimPlan(self, getattr(guard, "parts", None))
         funcs = {k: v for k, v in _SHAPE_FUNCS.items() if k != "__builtins__"}
-        env = {"empty": np.empty, "fail": fail, "guard": guard, **funcs}
-        lines = ["def fast(*L):", *self._guard_lines(guard, env)]
-        lines += [f"    {name} = L[{i}].shape[{k}]" for name, (i, k) in symbols.items()]
-        for j, s in enumerate(sig.outputs):
-            dims = []
-            for d in s.shape:
-                if isinstance(d, int):
-                    dims.append(str(d))
-                    continue
-                code = compile(str(d), "<shape>", "eval")
-                if not set(code.co_names) <= set(symbols) | set(funcs):
+        env = {"empty": np.empty, "guard": guard, **funcs}
+        pre = [] if plan.parts is not None else ["    if not guard(L): return None"]
+        tests, reads, outs = list(plan.leftover), [], []
+        if not plan.alloc:  # the outputs' sizes are computed here
+            symbols: dict[str, tuple[int, int]] = {}
+            for i, k, name in self.binders:
+                if not name.isidentifier():
                     return None
-                dims.append(str(d) if str(d) in symbols else f"int({d})")
-            env[f"dt{j}"] = np.dtype(s.dtype)
-            lines.append(f"    o{j} = empty(({', '.join(dims)}{',' if len(dims) == 1 else ''}), dt{j})")
-        from ir.abi_slots import STRIDED_CALL
-
-        records = [{"descr": id(np.dtype(s.dtype)) if n < n_in else 0, "rank": s.rank,
-                    "itemsize": self.itemsizes[n]} for n, s in enumerate(sig.inputs + sig.outputs)]
-        ctx = np.array(STRIDED_CALL.pack(records, entry=entry, n_objects=self.n_data, n_meta=max(1, self.n_meta),
-                                         ndarray_type=id(np.ndarray), n_inputs=n_in, **PY_HEADER_SLOTS), np.int64)
-        env["call"] = builtin_at(trampoline, f"{sig.name}_strided", ctx)
-        outs = [f"o{j}" for j in range(len(sig.outputs))]
-        objs = ", ".join([f"L[{i}]" for i in range(n_in)] + outs)
-        lines += [f"    rc = call({objs})", "    if rc:", "        if rc < 0: return None",
-                  "        fail(rc)"]
-        lines.append(f"    return {outs[0]}" if unwrap and len(outs) == 1 else f"    return ({', '.join(outs)},)")
+                symbols.setdefault(name, (i, k))
+            reads = [f"        {name} = L[{i}].shape[{k}]" for name, (i, k) in symbols.items()]
+            for j, spec in enumerate(sig.outputs):
+                dims = []
+                for d in spec.shape:
+                    if isinstance(d, int):
+                        dims.append(str(d))
+                        continue
+                    code = compile(str(d), "<shape>", "eval")
+                    if not set(code.co_names) <= set(symbols) | set(funcs):
+                        return None
+                    dims.append(str(d) if str(d) in symbols else f"int({d})")
+                env[f"dt{j}"] = np.dtype(spec.dtype)
+                outs.append(f"empty(({', '.join(dims)}{',' if len(dims) == 1 else ''}), dt{j})")
+        if plan.parts is not None:
+            env.update({k: v for k, v in plan.parts[1].items() if k not in env and k != "__builtins__"})
+        if tests or reads:
+            test = [f"        if not ({' and '.join(tests)}): return None"] if tests else []
+            pre += ["    try:", *test, *reads,
+                    "    except (IndexError, AttributeError, TypeError):", "        return None"]
+        call = builtin_at(trampoline, f"{sig.name}_strided", plan.context(entry, fail, unwrap))
+        if not pre and not outs:
+            return call
+        env["call"] = call
+        lines = ["def fast(*L):", *pre, f"    return call({', '.join(['*L', *outs])})"]
         exec(compile("\n".join(lines), f"<strided fast call {sig.name}>", "exec"), env)
         return env["fast"]
-
-    @staticmethod
-    def _guard_lines(guard, env: dict) -> list[str]:
-        """The fast function's first lines: call `guard(L)`, or, when it carries `inline` = (Python
-        conditions over the arguments L[i], the names they use), test the conditions in place
-        (a call less per call: the guard is most of a dynamic entry's Python work)."""
-        inline = getattr(guard, "inline", None)
-        if inline is None:
-            return ["    if not guard(L): return None"]
-        texts, names = inline
-        env.update({k: v for k, v in names.items() if k not in env and k != "__builtins__"})
-        return ["    try:", f"        if not ({' and '.join(texts) or 'True'}): return None",
-                "    except (IndexError, AttributeError, TypeError):", "        return None"]
 
     def _checked_context(self, entry: int, meta: int) -> list[int]:
         """aot_call_checked's context (ir.abi_slots.CHECKED_CALL): the entry, the object count, the
@@ -366,6 +358,161 @@ class ArgPacker:
                 )
             meta.extend(s // size for s in st)
         return data, int64_array(meta or [0])
+
+
+class _Context(np.ndarray):
+    """A trampoline's int64 context block that also keeps alive the objects whose ids it holds
+    (an ndarray subclass: the native side reads the same array struct)."""
+
+    keep: tuple = ()
+
+
+class _DimPlan:
+    """aot_call_strided's plan for one signature (ir.abi_slots.STRIDED_PLAN, STRIDED_DIM): per
+    input dim its bounds and the earlier input dim it must equal, from the signature (static dims,
+    symbols shared by several dims) and from the guard relations `parts` = ([(text, relations or
+    None)], namespace) that have that form (aot.compiler.guards.size_relations); the other texts are
+    `leftover`, for Python. Per output dim: static, or an input dim's value; `alloc` is False when
+    some output dim is an expression (Python then computes the sizes and allocates) or numpy's
+    PyArray_New was not found."""
+
+    def __init__(self, packer: ArgPacker, parts):
+        self.packer, self.parts, self.leftover = packer, parts, []
+        self.meta_pos, pos = [], 0  # where each object's dims start in meta
+        for spec in packer.sig.inputs + packer.sig.outputs:
+            self.meta_pos.append(pos)
+            pos += 2 * spec.rank
+        self.parent: dict = {}  # union-find over input dims (i, k): equal sizes
+        self.bounds: dict = {}  # class representative (i, k) -> [lo, hi]
+        first: dict[str, tuple[int, int]] = {}
+        for i, k, name in packer.binders:
+            self._union(first.setdefault(name, (i, k)), (i, k))
+        for text, relations in (parts[0] if parts is not None else []):
+            if relations is None or not all(self._relate(*r, dry=True) for r in relations):
+                self.leftover.append(text)
+                continue
+            for r in relations:
+                self._relate(*r)
+        for i, k, d in packer.static:
+            self._bound((i, k), d, d)
+        self.outputs, self.alloc = [], new_array_address() is not None
+        for spec in packer.sig.outputs:
+            rows = []
+            for d in spec.shape:
+                if isinstance(d, int):
+                    rows.append((d, d, -1))
+                elif str(d) in first:
+                    rows.append((0, DIM_MAX, self._pos(self._find(first[str(d)]))))
+                else:
+                    rows.append((0, DIM_MAX, -1))
+                    self.alloc = False
+            self.outputs.append(rows)
+
+    def _pos(self, dim: tuple[int, int]) -> int:
+        return self.meta_pos[dim[0]] + dim[1]
+
+    def _find(self, d):
+        while self.parent.get(d, d) != d:
+            d = self.parent[d]
+        return d
+
+    def _union(self, a, b) -> None:
+        ra, rb = sorted((self._find(a), self._find(b)))  # the earliest dim represents its class
+        if ra != rb:
+            self.parent[rb] = ra
+            lo, hi = self.bounds.pop(rb, (0, DIM_MAX))
+            self._bound(ra, lo, hi)
+
+    def _bound(self, d, lo: int, hi: int) -> None:
+        cur = self.bounds.setdefault(self._find(d), [0, DIM_MAX])
+        cur[0], cur[1] = max(cur[0], lo), min(cur[1], hi)
+
+    def _relate(self, op: str, a: tuple, b: tuple, dry: bool = False) -> bool:
+        """Record one relation natively (dry: only say whether it can be)."""
+        inputs = self.packer.sig.inputs
+        if any(t[0] == "dim" and not (t[1] < len(inputs) and t[2] < inputs[t[1]].rank) for t in (a, b)):
+            return False
+        if a[0] == "int" and b[0] == "dim":  # the dim on the left
+            a, b, op = b, a, {"==": "==", "<=": ">=", "<": ">", ">=": "<=", ">": "<"}[op]
+        if a[0] != "dim" or (b[0] == "dim" and op != "=="):
+            return False
+        if dry:
+            return True
+        if b[0] == "dim":
+            self._union(a[1:], b[1:])
+            return True
+        n = b[1]
+        self._bound(a[1:], *{"==": (n, n), "<=": (0, n), "<": (0, n - 1), ">=": (n, DIM_MAX),
+                             ">": (n + 1, DIM_MAX)}[op])
+        return True
+
+    def rows(self) -> list[int]:
+        """The plan rows after STRIDED_PLAN: per object its type number, then its dims' rows."""
+        out, n_in = [], self.packer.n_in
+        for n, spec in enumerate(self.packer.sig.inputs + self.packer.sig.outputs):
+            out.append(np.dtype(spec.dtype).num)
+            if n >= n_in:
+                out += [x for row in self.outputs[n - n_in] for x in row]
+                continue
+            for k in range(spec.rank):
+                rep = self._find((n, k))
+                lo, hi = self.bounds.get(rep, (0, DIM_MAX))
+                out += [lo, hi, self._pos(rep) if rep != (n, k) else -1]
+        return out
+
+    def context(self, entry: int, fail, unwrap: bool) -> np.ndarray:
+        """The trampoline's context block: STRIDED_CALL's header and records, the plan, its rows."""
+        from ir.abi_slots import STRIDED_CALL, STRIDED_PLAN
+
+        p, sig = self.packer, self.packer.sig
+        records = [{"descr": id(np.dtype(s.dtype)) if n < p.n_in else 0, "rank": s.rank,
+                    "itemsize": p.itemsizes[n]} for n, s in enumerate(sig.inputs + sig.outputs)]
+        block = STRIDED_CALL.pack(records, entry=entry, n_objects=p.n_data, n_meta=max(1, p.n_meta),
+                                  ndarray_type=id(np.ndarray), n_inputs=p.n_in, **PY_HEADER_SLOTS)
+        block += STRIDED_PLAN.pack(alloc=int(self.alloc), new_array=new_array_address() or 0,
+                                   unwrap=int(unwrap and len(sig.outputs) == 1), fail=id(fail), none=id(None),
+                                   **_PLAN_C_API)
+        ctx = np.array(block + self.rows(), np.int64).view(_Context)
+        ctx.keep = (fail,)
+        return ctx
+
+
+@functools.cache
+def new_array_address() -> int | None:
+    """The address of numpy's PyArray_New (its C API table, slot 93), verified by making an array
+    with it; None when the table cannot be found or does not behave (outputs are then made in
+    Python). Probed on first use (start-up time)."""
+    if ARRAY_LAYOUT is None:
+        return None
+    try:
+        try:
+            from numpy._core import _multiarray_umath as umath
+        except ImportError:  # numpy 1.x
+            from numpy.core import _multiarray_umath as umath
+        capsule = ctypes.py_object(umath._ARRAY_API)
+        get_name = ctypes.pythonapi.PyCapsule_GetName
+        get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        table = get_pointer(capsule, get_name(capsule))
+        if not table or ctypes.c_void_p.from_address(table + 2 * 8).value != id(np.ndarray):  # PyArray_Type
+            return None
+        addr = ctypes.c_void_p.from_address(table + 93 * 8).value
+        i32, ptr = ctypes.c_int, ctypes.c_void_p
+        dims_ptr = ctypes.POINTER(ctypes.c_int64)
+        proto = ctypes.PYFUNCTYPE(ctypes.py_object, ptr, i32, dims_ptr, i32, ptr, ptr, i32, i32, ptr)
+        dims = (ctypes.c_int64 * 2)(3, 5)
+        a = proto(addr)(id(np.ndarray), 2, dims, np.dtype(np.float64).num, None, None, 0, 0, None)
+    except (AttributeError, ImportError, ValueError, TypeError, OSError):
+        return None
+    ok = type(a) is np.ndarray and a.shape == (3, 5) and a.dtype == np.float64 and a.flags.c_contiguous
+    return addr if ok else None
+
+
+DIM_MAX = 2**63 - 1  # ir.abi_slots.DIM_MAX (not imported at import time: `import runtime` needs no ir)
+_PLAN_C_API = {"call_fail": _c_api("PyObject_CallFunctionObjArgs"), "incref": _c_api("Py_IncRef"),
+               "decref": _c_api("Py_DecRef"), "tuple_new": _c_api("PyTuple_New"),
+               "tuple_set": _c_api("PyTuple_SetItem")}
 
 
 def _c_strides(shape) -> list[int]:

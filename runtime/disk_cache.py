@@ -9,12 +9,18 @@ crash on a truncated object, whatever wrote it).
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import stat
-import tempfile
 from pathlib import Path
+
+try:  # CPython's own SHA-256 (3.11: _sha256, 3.12: _sha2): hashlib loads OpenSSL, ~5 ms of a warm start
+    from _sha256 import sha256
+except ImportError:  # pragma: no cover - other Pythons
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +101,8 @@ class DiskCache:
         except UnsafeCacheDir as e:
             log.warning("not writing the disk cache: %s", e)
             return None
+        import tempfile  # writing only: a warm start reads
+
         path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
@@ -113,7 +121,7 @@ class DiskCache:
 
 
 def _pack(data: bytes) -> bytes:
-    return MAGIC + hashlib.sha256(data).hexdigest().encode() + b"\n" + data
+    return MAGIC + sha256(data).hexdigest().encode() + b"\n" + data
 
 
 def _unpack(blob: bytes) -> bytes | None:
@@ -121,13 +129,13 @@ def _unpack(blob: bytes) -> bytes | None:
         return None
     rest = blob[len(MAGIC):]
     digest, sep, data = rest.partition(b"\n")
-    if not sep or hashlib.sha256(data).hexdigest().encode() != digest:
+    if not sep or sha256(data).hexdigest().encode() != digest:
         return None
     return data
 
 
 def cache_key(*parts: str | bytes) -> str:
-    h = hashlib.sha256()
+    h = sha256()
     for p in parts:
         b = p.encode() if isinstance(p, str) else p
         h.update(len(b).to_bytes(8, "little"))

@@ -15,7 +15,6 @@ process loads it without generating any IR.
 from __future__ import annotations
 
 import atexit
-import ctypes.util
 import functools
 import logging
 import threading
@@ -37,7 +36,9 @@ def _init() -> None:
         return
     except RuntimeError:
         pass
-    name = ctypes.util.find_library("mvec")
+    from ctypes.util import find_library  # imports subprocess and tempfile: only when needed
+
+    name = find_library("mvec")
     if name:
         try:
             llvm.load_library_permanently(name)
@@ -213,10 +214,21 @@ def array_trampoline(layout: tuple[tuple[str, int], ...], strided: bool = False,
         with _lock:
             addr = _trampolines.get(key)
             if addr is None:
-                params = {"offsets": dict(layout), "strided": strided}
-                addrs = load_helper(default_engine(), helpers, "array_call", params, [symbol])
+                addrs = load_helper(default_engine(), helpers, "array_call", _array_call(layout, strided), [symbol])
                 addr = _trampolines[key] = addrs[symbol]
     return addr
+
+
+def array_trampoline_object(layout: tuple[tuple[str, int], ...], helpers) -> tuple[bytes, str]:
+    """(object code, symbol) of the aot_call_checked that array_trampoline loads, to be linked
+    into a shared library with the entries it calls (a warm start of aot.compile)."""
+    from ir.abi_slots import CHECKED_CALL
+
+    return helper_object(default_engine(), helpers, "array_call", _array_call(layout, False)), CHECKED_CALL.symbol
+
+
+def _array_call(layout, strided: bool) -> dict:
+    return {"offsets": dict(layout), "strided": strided}
 
 
 def fft_call_thunks(engine: JitEngine, precision: str, data_offset: int, helpers) -> dict[str, int]:

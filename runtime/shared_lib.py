@@ -37,14 +37,11 @@ from .abi import (
 )
 from .abi_wrapper import wrapper_source
 from .buffers import check_array_kind, readable_layout
+from .native_lib import LinkError, find_cc
 
 log = logging.getLogger(__name__)
 
 ALLOWED_NEEDED = ("libc.so", "libm.so", "libmvec.so", "libpthread.so", "ld-linux")
-
-
-class LinkError(RuntimeError):
-    """The system C compiler failed to build the library."""
 
 
 class LibraryError(RuntimeError):
@@ -84,11 +81,7 @@ class LibraryFiles:
     extra_objects: tuple = ()  # NAME_<what>.o the object calls into (foreign targets: link them too)
 
 
-def find_cc() -> str:
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        raise LinkError("no C compiler found (looked for $CC, cc, gcc, clang); one is needed to link a .so")
-    return cc
+
 
 
 def write_library(

@@ -8,6 +8,9 @@ import pytest
 
 
 def pytest_configure(config):
+    # no warm-start records (each links a shared library with cc on a background thread): the
+    # tests of aot/compiler/warm_start.py turn it on for the processes they start
+    os.environ.setdefault("AOT_WARM_START", "0")
     # never touch the user's real cache from tests; each xdist worker gets its own directory
     if "AOT_CACHE_DIR" not in os.environ or os.environ.get("AOT_TEST_OWN_CACHE"):
         import tempfile

@@ -8,13 +8,14 @@ Run: .venv/bin/python tools/bench_dynamic.py
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import batched_time, fmt_time, median_time, optional  # noqa: E402
+from benchlib import batched_time, fmt_time, optional  # noqa: E402
 
 torch = optional("torch")
 numba = optional("numba")
@@ -31,6 +32,22 @@ def stream(fn, wrap=lambda a: a):
     for x, y in data:
         fn(x, y)
     return time.perf_counter() - t0
+
+
+def alternating(a, b, pairs: int = 200) -> tuple[float, float]:
+    """Medians of `a` and `b` called in turn: on a shared machine a call's speed drifts with the
+    other load (both threads on a core or not), and back-to-back runs of each would see different
+    drifts."""
+    a(), b()
+    ta, tb = [], []
+    for _ in range(pairs):
+        t0 = time.perf_counter()
+        a()
+        t1 = time.perf_counter()
+        b()
+        ta.append(t1 - t0)
+        tb.append(time.perf_counter() - t1)
+    return statistics.median(ta), statistics.median(tb)
 
 
 def main():
@@ -57,11 +74,11 @@ def main():
     leaves = [a, a, a]
     print(f"| guards.check | {fmt_time(batched_time(lambda: entry.guards.check(leaves), inner=20000))} |")
 
-    print("\n## warm call at N=1e6: dynamic entry vs static entry (median)")
+    print("\n## warm call at N=1e6: dynamic entry vs static entry (medians of 200 alternating calls)")
     x, y = np.random.default_rng(1).random((2, 1_000_000))
     static = aot.compile(chain, dynamic=False)
     dyn = aot.compile(chain, dynamic=True)
-    ts, td = median_time(lambda: static(x, y)), median_time(lambda: dyn(x, y))
+    ts, td = alternating(lambda: static(x, y), lambda: dyn(x, y))
     print(f"| static | {fmt_time(ts)} |\n| dynamic | {fmt_time(td)} |\n| dynamic/static | {td / ts:.2f} |")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -22,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from ..fx._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
+from .._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
 from ..logs import artifact_logger
-from . import watchdog
+from . import warm_start, watchdog
 from .backends import lookup_backend
-from .capture import GraphBreak, TracedArray, capture
-from .conversions import traced_conversions
-from .creations import current_capture
 from .guards import build_guards, free_variable_guards, leaf_sources
+
+# The tracer (capture, conversions, creations: the frontend and ops) is imported on the first
+# compile, not here: a warm start (warm_start.py) loads cached native code without it.
 
 log = logging.getLogger(__name__)
 recompiles_log = artifact_logger("recompiles")
@@ -66,6 +67,7 @@ class CacheStats:
     guard_failures: int = 0
     eager_fallbacks: int = 0
     compile_timeouts: int = 0
+    warm_starts: int = 0  # entries loaded from an earlier process's native code (warm_start.py)
     entries: list = field(default_factory=list)
 
 
@@ -104,7 +106,7 @@ class CompiledFunction:
         return self._call(args, kwargs)
 
     def _call(self, args: tuple, kwargs: dict):
-        if current_capture() is not None:  # called by a function being traced: its code is traced inline
+        if _tracing():  # called by a function being traced: its code is traced inline
             return self._fn(*args, **kwargs)
         if not kwargs:  # plain positional arrays: each entry's own fast path
             for entry in self._entries:
@@ -161,6 +163,15 @@ class CompiledFunction:
             self._note_guard_failure(leaves)
         if len(self._entries) >= self._limit:
             return self._fall_back(f"cache size limit ({self._limit}) reached", args, kwargs)
+        warm_key = self._warm_key(args, kwargs)
+        if warm_key is not None:
+            entry = self._warm_entry(warm_key, args, leaves)
+            if entry is not None:
+                self._entries.append(entry)
+                self._stats.warm_starts += 1
+                return self._run(entry, leaves, args, kwargs)
+        from .capture import GraphBreak
+
         try:
             entry = self._compile(args, kwargs, leaves, spec)
         except GraphBreak as e:
@@ -169,9 +180,31 @@ class CompiledFunction:
             return self._fall_back(str(e), args, kwargs)
         self._entries.append(entry)
         self._stats.compiles += 1
+        if warm_key is not None and warm_start.qualifies(entry, args):
+            warm_start.record(warm_key, entry)
         if entry.pending is not None:
             self._overran(entry)
         return self._run(entry, leaves, args, kwargs)
+
+    def _warm_key(self, args: tuple, kwargs: dict) -> str | None:
+        """The warm-start key of this call (warm_start.py), or None where it cannot have one: not
+        the first entry, another backend, a module's parameters, symbolic shapes, disabled."""
+        if (self._entries or self._backend_name != "llvm" or self._module is not None
+                or self._dynamic_for_next() is not False or not warm_start.enabled(self._options)):
+            return None
+        from .fingerprint import function_key
+
+        return function_key(self._fn, args, kwargs, warm_start.settings_of(self._options, self._dynamic))
+
+    def _warm_entry(self, key: str, args: tuple, leaves: list) -> CacheEntry | None:
+        found = warm_start.lookup(key, args)
+        if found is None:
+            return None
+        runner, out_spec, n_out = found
+        extra, env = free_variable_guards(self._fn)
+        gset = build_guards(_StaticLeaves(len(leaves)), leaves, extra, env)
+        n = len(args)
+        return CacheEntry(gset, runner, list(range(n)), [], out_spec, [("graph", k) for k in range(n_out)], None)
 
     def _note_guard_failure(self, leaves):
         for entry in self._entries:
@@ -192,6 +225,9 @@ class CompiledFunction:
     def _eager(self, args: tuple, kwargs: dict):
         """The function run by numpy, with the calls aot accepts beyond numpy's signatures (jax's size=
         of np.nonzero & co: conversions.py) still accepted."""
+        from .capture import TracedArray
+        from .conversions import traced_conversions
+
         with traced_conversions(TracedArray):
             return self._fn(*args, **kwargs)
 
@@ -220,6 +256,8 @@ class CompiledFunction:
             self._entries[index] = dataclasses.replace(entry, runner=job.result(), fast=None, pending=None)
 
     def _compile(self, args, kwargs, leaves, spec) -> CacheEntry:
+        from .capture import capture
+
         dynamic = self._dynamic_for_next()
         _compiling.depth = getattr(_compiling, "depth", 0) + 1
         try:
@@ -273,6 +311,7 @@ class CompiledFunction:
             "eager_fallbacks": self._stats.eager_fallbacks,
             "eager_reason": self._eager_reason,
             "compile_timeouts": self._stats.compile_timeouts,
+            "warm_starts": self._stats.warm_starts,
             "entries": [{"guards": list(e.guards.texts), "hits": e.hits, "compiling": e.pending is not None}
                         for e in self._entries],
         }
@@ -295,6 +334,24 @@ class CompiledFunction:
 
     def __repr__(self) -> str:
         return f"<aot compiled {getattr(self._fn, '__qualname__', self._fn)} backend={self._backend_name}>"
+
+
+@dataclass
+class _StaticLeaves:
+    """What build_guards reads of a capture, for a warm-started entry: every leaf an array of
+    static shape."""
+    n: int
+    dynamic_dims: dict = field(default_factory=dict)
+
+    @property
+    def leaf_kinds(self) -> list:
+        return ["array"] * self.n
+
+
+def _tracing() -> bool:
+    """Whether a capture runs on this thread (none can before the tracer was first imported)."""
+    creations = sys.modules.get("aot.compiler.creations")
+    return creations is not None and creations.current_capture() is not None
 
 
 def _overlapping(arrays: list) -> bool:
@@ -342,8 +399,9 @@ def _fast_path(entry: CacheEntry, args: tuple, kwargs: dict, leaves: list):
 
 
 def _unwrap_module(fn):
-    from ..nn import Module
-
-    if isinstance(fn, Module):
+    nn = sys.modules.get("aot.nn")  # no aot.nn.Module can exist before aot.nn is imported
+    if nn is None:
+        return fn, None
+    if isinstance(fn, nn.Module):
         return fn.forward, fn
     return fn, None

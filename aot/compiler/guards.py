@@ -7,11 +7,11 @@ value.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
-
+import ast
 import math
 import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,11 +39,12 @@ class GuardSet:
         out = []
         for i, dims in self.static_dims.items():
             leaf = leaves[i] if i < len(leaves) else None
-            if not isinstance(leaf, np.ndarray) or leaf.ndim != len(dims):
-                continue
+            if not isinstance(leaf, np.ndarray) or leaf.ndim != self.ranks.get(i, len(dims)):
+                continue  # another rank: no dim to make dynamic
             out += [(i, d) for d, n in dims.items() if leaf.shape[d] != n]
         return out
 
+    ranks: dict = field(default_factory=dict)  # leaf index -> rank (arrays)
     _singles: list = field(default_factory=list)
     names: list | None = None
     extra_check: Callable[[], bool] | None = None  # the guards not over the call's arguments
@@ -134,14 +135,14 @@ def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, 
                  names: list[str] | None = None) -> GuardSet:
     """One GuardSet from the capture's leaves, plus `extra` (source, readable text) guards whose
     names `env` binds. `names` are readable sources of the leaves (`L['x']`) used in the texts."""
-    texts, static_dims = [f"len(L) == {len(leaves)}"], {}
+    texts, static_dims, ranks = [f"len(L) == {len(leaves)}"], {}, {}
     consts, sizes = {}, []
     for i, (leaf, kind) in enumerate(zip(leaves, cap.leaf_kinds)):
         g, size_guards, dims = _leaf_guards(i, leaf, kind, cap.dynamic_dims.get(i, set()))
         texts += g + size_guards
         sizes += size_guards
         if kind == "array":
-            static_dims[i] = dims
+            static_dims[i], ranks[i] = dims, leaf.ndim
         else:
             consts[f"CONST{i}"], consts[f"TYPE{i}"] = kind[1], type(kind[1])
     extra_readable = {src: text for src, text in (extra or [])}
@@ -162,17 +163,71 @@ def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, 
                for r, t in zip(readable, texts)]
     n_shape = len(shape_texts)
     shown = (readable[:-n_shape] if n_shape else readable) + shape_texts
-    gs = GuardSet(shown, check, source, static_dims)
+    gs = GuardSet(shown, check, source, static_dims, ranks=ranks)
     gs._singles = singles
     gs.names = names
     if all(kind == "array" for kind in cap.leaf_kinds):
         gs.shape_check = _compile_check("shape_check", sizes, namespace)[1]
-        gs.shape_check.inline = (sizes, namespace)  # runtime's fast call may test them in place
+        # runtime's fast call tests the simple relations natively, the rest in place (no call)
+        gs.shape_check.parts = ([(t, size_relations(t)) for t in sizes], namespace)
     if extra_readable:  # closure/global scalars: checked on the native fast path too
         src = "def extra_check():\n    return (" + "\n            and ".join(extra_readable) + ")\n"
         exec(compile(src, "<aot guards>", "exec"), namespace)
         gs.extra_check = namespace["extra_check"]
     return gs
+
+
+_OPS = {ast.Eq: "==", ast.LtE: "<=", ast.Lt: "<", ast.GtE: ">=", ast.Gt: ">"}
+
+
+def size_relations(text: str) -> list[tuple] | None:
+    """A size guard as relations (op, a, b) between terms ("dim", leaf, k) (L[leaf].shape[k]) and
+    ("int", n), op one of == <= < >= >; None when it is not such a comparison (`s % 2 == 0`,
+    sums, ...): `L[1].shape[0] == L[0].shape[0]`, `2 <= L[0].shape[0]`, `L[0].shape == (3, 4)`."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1 or type(node.ops[0]) not in _OPS:
+        return None
+    op, left, right = _OPS[type(node.ops[0])], node.left, node.comparators[0]
+    a, b = _size_term(left), _size_term(right)
+    if a is not None and b is not None:
+        return [(op, a, b)]
+    leaf, dims = _leaf_index(getattr(left, "value", None)), _int_tuple(right)
+    if op == "==" and isinstance(left, ast.Attribute) and left.attr == "shape" and leaf is not None \
+            and dims is not None:
+        return [("==", ("dim", leaf, k), ("int", n)) for k, n in enumerate(dims)]
+    return None
+
+
+def _size_term(node) -> tuple | None:
+    """("int", n) for an integer literal, ("dim", i, k) for L[i].shape[k], else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _size_term(node.operand)
+        return ("int", -inner[1]) if inner is not None and inner[0] == "int" else None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return ("int", node.value)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+        leaf, k = _leaf_index(node.value.value), _size_term(node.slice)
+        if leaf is not None and k is not None and k[0] == "int" and k[1] >= 0:
+            return ("dim", leaf, k[1])
+    return None
+
+
+def _leaf_index(node) -> int | None:
+    """i for the node L[i]."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "L":
+        k = _size_term(node.slice)
+        return k[1] if k is not None and k[0] == "int" and k[1] >= 0 else None
+    return None
+
+
+def _int_tuple(node) -> tuple | None:
+    if not isinstance(node, ast.Tuple):
+        return None
+    terms = [_size_term(e) for e in node.elts]
+    return tuple(t[1] for t in terms) if all(t is not None and t[0] == "int" for t in terms) else None
 
 
 def _leaf_of(text: str, names: list[str] | None) -> int | None:

@@ -27,6 +27,7 @@ graph_log = artifact_logger("graph")
 # the optimisation pipeline, top to bottom (fusion last: it works on canonical, deduplicated ir)
 PIPELINE = ("canonicalize", "fold", "canonicalize", "cse", "dce", "fuse", "fuse_fft", "dce")
 
+DEFAULT_OPT_LEVEL = 3
 _loaded: dict[str, int] = {}  # cache key -> entry address in the process-wide JIT engine
 # where this process's native code came from: LLVM runs, disk-cache loads, in-process reuses
 STATS = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
@@ -35,10 +36,18 @@ _lock = threading.Lock()
 
 
 @functools.cache
-def _host():
+def _host(opt_level: int):
     from codegen import host_target
 
-    return host_target()
+    return host_target(opt_level=opt_level)
+
+
+def opt_level_of(options: dict) -> int:
+    """The LLVM optimisation level a compile runs at: options["opt_level"] (0-3), else DEFAULT_OPT_LEVEL."""
+    level = options.get("opt_level", DEFAULT_OPT_LEVEL)
+    if type(level) is not int or not 0 <= level <= 3:
+        raise ValueError(f"aot.compile: options['opt_level'] must be an int from 0 to 3, got {level!r}")
+    return level
 
 
 def build_ir(gm) -> ir.Module:
@@ -98,7 +107,7 @@ def cache_key_of(module: ir.Module, target, options) -> str:
     import aot
     from runtime.disk_cache import cache_key
 
-    return cache_key(canonical_text(module), target.triple, target.cpu, target.features,
+    return cache_key(canonical_text(module), target.triple, target.cpu, target.features, str(target.opt_level),
                      str(target.vector_bits), str(target.vector_library), repr(options),
                      aot.__version__, llvmlite.__version__, codegen_fingerprint())
 
@@ -137,7 +146,7 @@ def load_module(module: ir.Module, options: dict, facts=None):
     from codegen import CodegenOptions
     from runtime import JitFunction, default_num_threads
 
-    target = _host()
+    target = _host(opt_level_of(options))
     cg = CodegenOptions(num_threads=int(options.get("num_threads") or default_num_threads()))
     key = cache_key_of(module, target, cg)
     name = f"aot_{key[:24]}"
@@ -164,7 +173,10 @@ def load_module(module: ir.Module, options: dict, facts=None):
         addr = job.result()
     from codegen.trampolines import HELPERS  # builds runtime's call trampolines (IR only on a cache miss)
 
-    return JitFunction(addr, sig, helpers=HELPERS)
+    fn = JitFunction(addr, sig, helpers=HELPERS)
+    if options.get("disk_cache", True):
+        fn.object_key = key  # the object a warm start links into a shared library (warm_start.py)
+    return fn
 
 
 def _build(module: ir.Module, key: str, name: str, target, cg, options: dict, facts) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes.util
+import ctypes
 import functools
 import logging
 
@@ -41,7 +41,9 @@ def libmvec_available() -> bool:
         ctypes.CDLL("libmvec.so.1")
         return True
     except OSError:
-        return ctypes.util.find_library("mvec") is not None
+        from ctypes.util import find_library  # imports subprocess and tempfile: only when needed
+
+        return find_library("mvec") is not None
 
 
 def _vector_library(triple: str, bits: int) -> str | None:

@@ -1,0 +1,183 @@
+"""Warm start: a first call that loads an earlier process's native code without compiler work.
+
+When aot.compile's first call in a process misses its in-memory cache, the function's key
+(fingerprint.py: its code and everything it reads, the arguments' dtypes and shapes, versions,
+sources, CPU) is looked up in the disk cache. A hit holds a record (the entry and trampoline
+symbols, the signature, the output structure) and a shared library with the entry and its call
+trampoline linked together, each checked against the SHA-256 the cache stores with it; the library
+is loaded with the dynamic loader and called. Neither the tracer, the code generator, sympy nor
+llvmlite is imported. The entry's guards are then built as for a traced entry, so a later call with
+other shapes or a changed global scalar still recompiles.
+
+A compile whose entry qualifies (static shapes, positional arrays in, arrays out in a flat tuple
+or alone, no parameters, no in-place updates, code that needs nothing but libc, libm, libmvec and
+pthreads) writes the record after linking the shared library with `cc` on a background thread,
+which the interpreter waits for at exit. Without `cc`, or with AOT_WARM_START=0 or the option
+`disk_cache=False`, there is no warm start and nothing else changes.
+"""
+from __future__ import annotations
+
+import logging
+import marshal
+import os
+import threading
+
+from .._pytree import LeafSpec, TreeSpec
+
+log = logging.getLogger(__name__)
+
+ENV_VAR = "AOT_WARM_START"
+_FORMAT = 1  # of the record; a record of another format is ignored
+_lock = threading.Lock()
+_queue: list[tuple] = []  # records to link and store, in order, by one worker thread at a time
+_worker: list[threading.Thread] = []
+
+
+def enabled(options: dict) -> bool:
+    return os.environ.get(ENV_VAR, "1") != "0" and options.get("disk_cache", True)
+
+
+def settings_of(options: dict, dynamic) -> str:
+    """The compile settings that enter the key."""
+    return repr((_FORMAT, sorted(options.items(), key=lambda kv: kv[0]), dynamic))
+
+
+def _cache():
+    from runtime.disk_cache import DiskCache
+
+    return DiskCache()
+
+
+def _keys(key: str) -> tuple[str, str]:
+    from runtime.disk_cache import cache_key
+
+    return cache_key("aot warm record", key), cache_key("aot warm library", key)
+
+
+# ---- loading --------------------------------------------------------------------------------
+def lookup(key: str, args: tuple):
+    """(runner, out_spec, n_outputs) from the disk cache for `key`, or None (missing, damaged,
+    or not matching `args`: then the caller compiles as usual)."""
+    record_key, lib_key = _keys(key)
+    try:
+        cache = _cache()
+        blob = cache.get(record_key)
+        record = _parse(blob, args) if blob is not None else None
+        lib = cache.get(lib_key) if record is not None else None
+    except OSError as e:
+        log.debug("warm start: disk cache unavailable: %s", e)
+        return None
+    if lib is None:
+        return None
+    try:
+        runner = _load(record, lib)
+    except (OSError, KeyError) as e:  # a library the loader rejects: compile instead
+        log.warning("warm start: could not load a cached library (%s); compiling", e)
+        return None
+    n_out = len(record["outputs"])
+    spec = LeafSpec if record["unwrap"] else TreeSpec("tuple", (), (LeafSpec,) * n_out)
+    return runner, spec, n_out
+
+
+def _parse(blob: bytes, args: tuple) -> dict | None:
+    try:
+        record = marshal.loads(blob)
+    except (EOFError, ValueError, TypeError):
+        return None
+    fields = {"format", "entry", "trampoline", "inputs", "outputs", "unwrap"}
+    if not isinstance(record, dict) or set(record) != fields or record["format"] != _FORMAT:
+        return None
+    inputs = [(a.dtype.str, tuple(a.shape)) for a in args]
+    if [(d, tuple(s)) for d, s in record["inputs"]] != inputs:  # the key says they match: be sure
+        return None
+    return record
+
+
+def _load(record: dict, lib_bytes: bytes):
+    from runtime import ArgSpec, JitFunction, Signature
+    from runtime.native_lib import load_library, symbol_address
+
+    lib = load_library(lib_bytes, record["entry"])
+    sig = Signature(tuple(ArgSpec(d, tuple(s)) for d, s in record["inputs"]),
+                    tuple(ArgSpec(d, tuple(s)) for d, s in record["outputs"]), record["entry"])
+    fn = JitFunction(symbol_address(lib, record["entry"]), sig, keepalive=lib,
+                     trampoline=symbol_address(lib, record["trampoline"]))
+    return fn.returning_tuples()
+
+
+# ---- recording ------------------------------------------------------------------------------
+def qualifies(entry, args: tuple) -> bool:
+    """Whether a compiled cache entry can be stored for a warm start (see the module docstring)."""
+    n_out = len(entry.out_template)
+    flat = entry.out_spec == LeafSpec and n_out == 1 or entry.out_spec == TreeSpec("tuple", (), (LeafSpec,) * n_out)
+    runner = entry.runner
+    return (flat and not entry.lifted and not entry.mutations and entry.pending is None
+            and entry.input_index == list(range(len(args)))
+            and entry.out_template == [("graph", k) for k in range(n_out)]
+            and getattr(runner, "object_key", None) is not None and runner.signature is not None
+            and all(isinstance(d, int) for s in runner.signature.inputs + runner.signature.outputs for d in s.shape))
+
+
+def record(key: str, entry) -> None:
+    """Link `entry`'s native code into a shared library and store it with its record, on a
+    background thread: one at a time (a program compiling many functions runs one `cc` at a
+    time), non-daemon (the interpreter waits at exit for the links still queued, ~50 ms each)."""
+    with _lock:
+        _queue.append((key, entry.runner, entry.out_spec == LeafSpec))
+        if not _worker:
+            _worker.append(threading.Thread(target=_work, name="aot-warm-start-link"))
+            _worker[0].start()
+
+
+def wait() -> None:
+    """Wait until every queued record is stored (tests; the interpreter does it at exit)."""
+    with _lock:
+        t = _worker[0] if _worker else None
+    if t is not None:
+        t.join()
+
+
+def _work() -> None:
+    while True:
+        with _lock:
+            if not _queue:
+                _worker.clear()
+                return
+            job = _queue.pop(0)
+        _store(*job)
+
+
+def _store(key: str, runner, unwrap: bool) -> None:
+    try:
+        _link_and_put(key, runner, unwrap)
+    except Exception as e:  # noqa: BLE001 - a warm start is an optimisation: never fail the program for it
+        log.debug("warm start: not stored: %s", e)
+
+
+def _link_and_put(key: str, runner, unwrap: bool) -> None:
+    from codegen.trampolines import HELPERS
+    from runtime.buffers import ARRAY_LAYOUT
+    from runtime.elf import check_object
+    from runtime.jit import array_trampoline_object
+    from runtime.native_lib import link_objects
+
+    cache = _cache()
+    obj = cache.get(runner.object_key, check=check_object)
+    if obj is None:
+        return
+    tramp, tramp_symbol = array_trampoline_object(ARRAY_LAYOUT, HELPERS)
+    lib = link_objects([obj, tramp])
+    sig = runner.signature
+    rec = {"format": _FORMAT, "entry": sig.name, "trampoline": tramp_symbol, "unwrap": unwrap,
+           "inputs": [(_dtype_str(s.dtype), tuple(s.shape)) for s in sig.inputs],
+           "outputs": [(_dtype_str(s.dtype), tuple(s.shape)) for s in sig.outputs]}
+    record_key, lib_key = _keys(key)
+    cache.put(lib_key, lib)  # the library first: a record is only ever seen with its library
+    cache.put(record_key, marshal.dumps(rec))
+    log.debug("warm start: stored %s (%d bytes)", sig.name, len(lib))
+
+
+def _dtype_str(dt) -> str:
+    import numpy as np
+
+    return np.dtype(dt).str
