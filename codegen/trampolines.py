@@ -1,12 +1,11 @@
 """runtime's native helpers as LLVM IR, built with llvmlite's IRBuilder from ir/abi_slots.py.
 
-- `aot_call_checked` / `aot_call_strided` (ir.abi_slots.CHECKED_CALL / STRIDED_CALL): the hot path
-  of a compiled function, as Python builtins (METH_FASTCALL: the interpreter hands over the array
-  objects themselves, with no argument conversion); the helper checks the arrays' type, dtype,
-  rank, alignment (and, checked, dims and strides) against its context block and calls the entry
-  with their data pointers, releasing the GIL around large work. The strided one also checks the
-  simple size guards of a dynamic-shape entry (static dims, equal dims, bounds), makes the outputs
-  (numpy's PyArray_New) and returns them, so a warm call runs no Python of its own.
+- `aot_call_strided` (ir.abi_slots.STRIDED_CALL): the hot path of every compiled function, static
+  or dynamic, as a Python builtin (METH_FASTCALL: the interpreter hands over the array objects
+  themselves, with no argument conversion); it checks the arrays' type, dtype, rank, alignment,
+  strides and the simple size guards (static dims, equal dims, bounds) against its context block,
+  makes the outputs (numpy's PyArray_New), calls the entry with the data pointers, releasing the
+  GIL around large work, and returns the outputs, so a warm call runs no Python of its own.
 - `aot_fft_thunk_{kind}_{precision}` (ir.abi_slots.FFT_THUNK): aot.fft's eager fast path, the
   kernel call and its real pre/post pass from one prepared block and two arrays.
 
@@ -24,10 +23,10 @@ from pathlib import Path
 from ir import abi_slots as S
 
 
-def array_call_ir(offsets: dict[str, int], strided: bool = False) -> str:
-    """The module of aot_call_checked (or, `strided`, aot_call_strided) for an array struct whose
-    fields (ir.abi_slots.ARRAY_FIELDS) are at `offsets` bytes: a METH_FASTCALL builtin's function."""
-    return _strided_call_ir(offsets) if strided else _checked_call_ir(offsets)
+def array_call_ir(offsets: dict[str, int]) -> str:
+    """The module of aot_call_strided for an array struct whose fields (ir.abi_slots.ARRAY_FIELDS)
+    are at `offsets` bytes: a METH_FASTCALL builtin's function."""
+    return _strided_call_ir(offsets)
 
 
 def _builtin(table):
@@ -64,111 +63,6 @@ def _accessors(b, offsets: dict[str, int], this):
         return b.load(b.gep(ctx, [index], source_etype=I64), typ=typ, name=name)
 
     return c, field, slot, ctx
-
-
-def _checked_call_ir(offsets: dict[str, int]) -> str:
-    from llvmlite import ir as L
-
-    from .kernels.parallel import as_callee
-    from .llvm.loops import alloca
-    from .llvm.types import I32, I64, PTR
-
-    table = S.CHECKED_CALL
-    mod, fn = _builtin(table)
-    this, objs, nargs = fn.args
-    blocks = {n: fn.append_basic_block(n) for n in
-              ("entry", "setup", "head", "body", "check", "fields", "dims", "khead", "kbody", "knext", "kdone",
-               "store", "next", "bad", "call")}
-    b = L.IRBuilder(blocks["entry"])
-    c, field, slot, ctx = _accessors(b, offsets, this)
-
-    def result(rc):  # PyLong_FromLong(rc): the builtin's return value
-        return b.call(as_callee(slot(H.py_long, PTR), L.FunctionType(PTR, [I64])), [rc], name="result")
-
-    H, F = table.header, table.fields
-    n = slot(H.n_objects, name="n")
-    b.cbranch(b.icmp_signed("==", nargs, n), blocks["setup"], blocks["bad"])
-
-    b.position_at_end(blocks["setup"])
-    entry = slot(H.entry, PTR, "fn")
-    data = alloca(b, PTR, n, name="data")
-    meta = slot(H.meta, PTR, "meta")
-    ndarray_type, n_in = slot(H.ndarray_type, name="type"), slot(H.n_inputs, name="nin")
-    b.branch(blocks["head"])
-
-    b.position_at_end(blocks["head"])
-    i, pos, work = b.phi(I64, "i"), b.phi(I64, "pos"), b.phi(I64, "work")  # work: the largest size so far
-    i.add_incoming(c(0), blocks["setup"])
-    pos.add_incoming(c(len(H)), blocks["setup"])
-    work.add_incoming(c(0), blocks["setup"])
-    b.cbranch(b.icmp_signed("<", i, n), blocks["body"], blocks["call"])
-
-    b.position_at_end(blocks["body"])
-    o = b.load(b.gep(objs, [i], source_etype=PTR), typ=PTR, name="o")
-    # outputs (allocated by the caller) only give their data pointer
-    b.cbranch(b.icmp_signed("<", i, n_in), blocks["check"], blocks["store"])
-
-    b.position_at_end(blocks["check"])
-    type_ok = b.icmp_signed("==", field(o, "type", I64), ndarray_type)
-    want_descr = slot(b.add(pos, c(F.descr)), name="wdesc")
-    want_rank = slot(b.add(pos, c(F.rank)), name="wnd")
-    b.cbranch(type_ok, blocks["fields"], blocks["bad"])
-
-    b.position_at_end(blocks["fields"])
-    descr_ok = b.icmp_signed("==", field(o, "descr", I64), want_descr)
-    nd = b.sext(field(o, "nd", I32), I64, name="nd")
-    ok = b.and_(b.and_(descr_ok, b.icmp_signed("==", nd, want_rank)), _aligned(b, field(o, "flags", I32)))
-    b.cbranch(ok, blocks["dims"], blocks["bad"])
-
-    b.position_at_end(blocks["dims"])
-    dims, strides = field(o, "dims", PTR), field(o, "strides", PTR)
-    base = b.add(pos, c(len(F)), name="base")  # the record's dims, then strides
-    b.branch(blocks["khead"])
-
-    b.position_at_end(blocks["khead"])
-    k, size = b.phi(I64, "k"), b.phi(I64, "size")
-    k.add_incoming(c(0), blocks["dims"])
-    size.add_incoming(c(1), blocks["dims"])
-    b.cbranch(b.icmp_signed("<", k, nd), blocks["kbody"], blocks["kdone"])
-
-    b.position_at_end(blocks["kbody"])
-    dk = b.load(b.gep(dims, [k], source_etype=I64), typ=I64, name="dk")
-    sk = b.load(b.gep(strides, [k], source_etype=I64), typ=I64, name="sk")
-    ik = b.add(base, k)  # dims and byte strides equal the record's
-    same = b.and_(b.icmp_signed("==", dk, slot(ik, name="wk")),
-                  b.icmp_signed("==", sk, slot(b.add(ik, nd), name="ws")))
-    b.cbranch(same, blocks["knext"], blocks["bad"])
-    b.position_at_end(blocks["knext"])
-    k.add_incoming(b.add(k, c(1), name="k1"), blocks["knext"])
-    size.add_incoming(b.mul(size, dk, name="size1"), blocks["knext"])
-    b.branch(blocks["khead"])
-
-    b.position_at_end(blocks["kdone"])
-    larger = b.select(b.icmp_signed(">", size, work), size, work, name="larger")
-    after = b.add(base, b.mul(nd, c(2)), name="posc")
-    b.branch(blocks["store"])
-    b.position_at_end(blocks["store"])
-    next_pos, next_work = b.phi(I64, "pos1"), b.phi(I64, "work1")
-    next_pos.add_incoming(pos, blocks["body"])
-    next_pos.add_incoming(after, blocks["kdone"])
-    next_work.add_incoming(work, blocks["body"])
-    next_work.add_incoming(larger, blocks["kdone"])
-    b.store(field(o, "data", PTR), b.gep(data, [i], source_etype=PTR))
-    b.branch(blocks["next"])
-
-    b.position_at_end(blocks["next"])
-    i.add_incoming(b.add(i, c(1), name="i1"), blocks["next"])
-    pos.add_incoming(next_pos, blocks["next"])
-    work.add_incoming(next_work, blocks["next"])
-    b.branch(blocks["head"])
-
-    b.position_at_end(blocks["bad"])
-    b.ret(result(c(-1)))
-
-    b.position_at_end(blocks["call"])
-    rc = _call_entry(b, fn, slot, H, entry, data, meta, work)
-    b.ret(result(b.sext(rc, I64)))
-    return str(mod)
 
 
 def _aligned(b, flags):
@@ -223,7 +117,7 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
     b = L.IRBuilder(fn.append_basic_block("entry"))
     none_block = fn.append_basic_block("none")  # not ours: return None (the caller's general path)
     null = L.Constant(PTR, None)
-    c, field, slot, ctx = _accessors(b, offsets, this)
+    c, field, slot, _ = _accessors(b, offsets, this)
 
     def at(p, index, typ=I64):  # &p[index] of an i64 / ptr array
         return b.gep(p, [index], source_etype=typ)

@@ -38,20 +38,16 @@ class Slots:
 @dataclass(frozen=True)
 class ObjectTable:
     """A call context over objects (numpy arrays passed by id()): the `header` slots, then one
-    record per object: its `fields` slots, followed, when `shaped`, by its rank dims and its rank
-    byte strides."""
+    record per object: its `fields` slots."""
 
     symbol: str
     header: Slots
     fields: Slots
-    shaped: bool
 
     def pack(self, records: list[dict], **header) -> list[int]:
         out = self.header.pack(**header)
         for r in records:
-            out += self.fields.pack(**{k: v for k, v in r.items() if k not in ("dims", "strides")})
-            if self.shaped:
-                out += [*r["dims"], *r["strides"]]
+            out += self.fields.pack(**r)
         return out
 
 
@@ -61,40 +57,28 @@ class ObjectTable:
 ARRAY_FIELDS = ("type", "data", "nd", "dims", "strides", "descr", "flags")
 NPY_ARRAY_ALIGNED = 0x100
 
-# The call trampolines are Python builtins (METH_FASTCALL): `PyObject *f(self, args, nargs)`, with
-# `self` an int64 ndarray holding the context block below and `args` the nargs arrays (inputs, then
-# the outputs the caller allocated). They return a Python int: the entry's status, or -1 when an
-# argument is not what the context describes (the caller then takes its general path). Header slots
-# both share: `py_long` (PyLong_FromLong, which makes the result), `save_thread`/`restore_thread`
-# (PyEval_SaveThread/RestoreThread: the GIL is released around the entry when it is not 0 and some
-# argument has at least `gil_elements` elements).
+# The call trampoline is a Python builtin (METH_FASTCALL): `PyObject *f(self, args, nargs)`, with
+# `self` an int64 ndarray holding the context block below and `args` the nargs arrays. Header slots
+# of every such helper: `py_long` (PyLong_FromLong, which makes fail's argument), `save_thread`/
+# `restore_thread` (PyEval_SaveThread/RestoreThread: the GIL is released around the entry when it is
+# not 0 and some argument has at least `gil_elements` elements).
 PY_HEADER = ("py_long", "save_thread", "restore_thread", "gil_elements")
 
-# aot_call_checked for static signatures: nargs == n_objects, the first n_inputs must be aligned
-# ndarrays (type == ndarray_type) whose descr, rank, dims and byte strides equal their record's;
-# then entry(data pointers, meta). Records: the inputs only.
-CHECKED_CALL = ObjectTable(
-    "aot_call_checked",
-    Slots(("entry", "n_objects", "meta", "ndarray_type", "n_inputs", *PY_HEADER)),
-    Slots(("descr", "rank")),
-    shaped=True,
-)
-
-# aot_call_strided for symbolic signatures: every object (inputs, then outputs) has a record. The
-# records are followed by the call's plan: STRIDED_PLAN, then per object its numpy type number and,
-# per dim, a STRIDED_DIM row. Inputs: checks type, descr, rank, alignment, every dim against its row
-# (lo <= dim <= hi, and dim == meta[same] when same >= 0: a dim of an earlier input, so equal sizes
-# and static dims cost no Python) and strides (a multiple of itemsize), building data and meta (dims,
-# strides in elements). Outputs: with `alloc` (nargs == n_inputs) made by `new_array` (numpy's
-# PyArray_New) with dims meta[same] (same >= 0) or lo; else passed after the inputs (nargs ==
-# n_objects, allocated by the caller). Then entry(data, meta) with n_meta meta slots. Returns the
-# outputs (the one output when `unwrap`, else a tuple), None when an argument is not what the
-# context describes, or what `fail(rc)` returns (it raises: NULL) for a non-zero status.
+# aot_call_strided, the fast call of every signature (a static dim is a row with lo == hi): every
+# object (inputs, then outputs) has a record. The records are followed by the call's plan:
+# STRIDED_PLAN, then per object its numpy type number and, per dim, a STRIDED_DIM row. Inputs:
+# checks type, descr, rank, alignment, every dim against its row (lo <= dim <= hi, and dim ==
+# meta[same] when same >= 0: a dim of an earlier input, so equal sizes and static dims cost no
+# Python) and strides (a multiple of itemsize), building data and meta (dims, strides in elements).
+# Outputs: with `alloc` (nargs == n_inputs) made by `new_array` (numpy's PyArray_New) with dims
+# meta[same] (same >= 0) or lo; else passed after the inputs (nargs == n_objects, allocated by the
+# caller). Then entry(data, meta) with n_meta meta slots. Returns the outputs (the one output when
+# `unwrap`, else a tuple), None when an argument is not what the context describes, or what
+# `fail(rc)` returns (it raises: NULL) for a non-zero status.
 STRIDED_CALL = ObjectTable(
     "aot_call_strided",
     Slots(("entry", "n_objects", "n_meta", "ndarray_type", "n_inputs", *PY_HEADER)),
     Slots(("descr", "rank", "itemsize")),
-    shaped=False,
 )
 # C API the plan calls: `call_fail` (PyObject_CallFunctionObjArgs), `incref`/`decref` (Py_IncRef,
 # Py_DecRef), `tuple_new`/`tuple_set` (PyTuple_New, PyTuple_SetItem); `none` and `fail` are objects

@@ -89,12 +89,13 @@ class JitFunction:
     (or the single output when the function has one, unless `tuple_outputs`).
 
     `fast` (None for signatures with symbolic dims) is the hot path: `fast(*arrays)` returns the
-    outputs like a call does, or None when the arrays are not exactly C-contiguous ndarrays of the
-    signature's dtypes and shapes (then call the JitFunction, which checks and handles any strides).
+    outputs like a call does, or None for arrays it cannot take (another dtype or shape, unaligned,
+    byte-swapped, not an ndarray: then call the JitFunction, which checks and converts them).
     `helpers` (codegen.trampolines.HELPERS, which runtime does not import) builds the native call
-    trampolines that check and unpack the arrays in one call; without it `fast` checks in Python
-    and symbolic signatures have none. `trampoline`: the address of an aot_call_checked already
-    loaded (a warm start's shared library holds one), used instead of building it.
+    trampoline (aot_call_strided), which checks the arrays, makes the outputs and calls the entry:
+    `fast` is then that builtin itself. Without it `fast` checks in Python, only C-contiguous
+    arrays, and symbolic signatures have none. `trampoline`: the address of an aot_call_strided
+    already loaded (a warm start's shared library holds one), used instead of building it.
     """
 
     def __init__(self, address: int, signature: Signature, keepalive=None, *, tuple_outputs: bool = False,
@@ -108,26 +109,28 @@ class JitFunction:
         self._helpers = helpers  # codegen.trampolines.HELPERS: native argument checks (else in Python)
         self._given_trampoline = trampoline
         self.object_key = None  # the disk-cache key of the object code it runs (llvm backend), if any
-        self._trampoline = self._array_trampoline(strided=False) if self._packer.all_static else None
+        self._trampoline = self._array_trampoline() if self._packer.all_static else None
         self.fast = self.fast_function(unwrap=not tuple_outputs)
 
-    def _array_trampoline(self, strided: bool):
-        if not strided and self._given_trampoline is not None:
-            return self._given_trampoline
-        if ARRAY_LAYOUT is None or self._helpers is None:
+    def _array_trampoline(self):
+        if ARRAY_LAYOUT is None:  # an array struct the trampoline cannot read
             return None
+        if self._given_trampoline is not None or self._helpers is None:
+            return self._given_trampoline
         from .jit import array_trampoline
 
-        return array_trampoline(ARRAY_LAYOUT, strided, self._helpers)
+        return array_trampoline(ARRAY_LAYOUT, self._helpers)
 
     def fast_function(self, unwrap: bool, guard=None):
-        """A `fast` returning one array (`unwrap`, one output) or a tuple. Static signatures check
-        everything natively; with symbolic dims `guard(arrays)` (the caller's shape guards) must be
-        given, else there is none (None)."""
+        """A `fast` returning one array (`unwrap`, one output) or a tuple. Static signatures need no
+        guard (their dtypes and shapes imply it); with symbolic dims `guard(arrays)` (the caller's
+        shape guards) must be given and the trampoline available, else there is none (None)."""
         p = self._packer
         if p.all_static:
-            return p.fast_function(self.address, self._trampoline, self._fail, unwrap)
-        strided = self._array_trampoline(strided=True) if guard is not None else None
+            if self._trampoline is None:
+                return p.fast_function(self.address, self._fail, unwrap)
+            return p.strided_fast_function(self.address, self._trampoline, self._fail, unwrap)
+        strided = self._array_trampoline() if guard is not None else None
         if strided is None:
             return None
         return p.strided_fast_function(self.address, strided, self._fail, unwrap, guard)

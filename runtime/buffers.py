@@ -189,7 +189,6 @@ class ArgPacker:
         ]
         self.static_out = all(isinstance(d, int) for s in sig.outputs for d in s.shape)
         self.all_static = all(isinstance(d, int) for s in sig.inputs + sig.outputs for d in s.shape)
-        self.meta = int64_array(self.pack_meta_static() or [0]) if self.all_static else None
 
     def pack_meta_static(self) -> list[int]:
         """The meta array for C-contiguous arguments of the static shapes."""
@@ -198,44 +197,34 @@ class ArgPacker:
             meta += list(s.shape) + _c_strides(s.shape)
         return meta
 
-    def fast_function(self, entry: int, trampoline, fail, unwrap: bool):
-        """`fast(*arrays)` for static signatures (None otherwise): the outputs (one array when
-        `unwrap` and there is one, else a tuple), or None when the arguments are not exactly
-        C-contiguous ndarrays of the signature's dtypes and shapes (the caller then takes the
-        general path). Generated per signature so a call is a few Python operations: allocate the
-        outputs, then one native call (`trampoline`, runtime.jit.array_trampoline) that checks the
-        inputs against a table and unpacks their data pointers. `fail(rc)` raises for a non-zero
-        status of the entry."""
+    def fast_function(self, entry: int, fail, unwrap: bool):
+        """`fast(*arrays)` for static signatures without the native trampoline (None for symbolic
+        ones): the outputs (one array when `unwrap` and there is one, else a tuple), or None when
+        the arguments are not exactly C-contiguous aligned ndarrays of the signature's dtypes and
+        shapes (the caller then takes the general path). Generated per signature so a call is a few
+        Python operations: check, allocate the outputs, call the entry. `fail(rc)` raises for a
+        non-zero status of the entry."""
         if not self.all_static:
             return None
         specs = self.sig.inputs + self.sig.outputs
         n_in = self.n_in
-        env = {"empty": np.empty, "fail": fail, "meta": self.meta, "ndarray": np.ndarray}
+        meta = int64_array(self.pack_meta_static() or [0])
+        env = {"empty": np.empty, "fail": fail, "meta": meta, "ndarray": np.ndarray,
+               "call": function_at(ENTRY_TYPE, entry)}
         lines = ["def fast(*A):", f"    if len(A) != {n_in}: return None"]
+        for i, (s, size) in enumerate(zip(self.sig.inputs, self.itemsizes, strict=False)):
+            env[f"sh{i}"], env[f"dt{i}"] = tuple(s.shape), np.dtype(s.dtype)
+            env[f"st{i}"] = tuple(x * size for x in _c_strides(s.shape))
+            lines.append(f"    if type(A[{i}]) is not ndarray or A[{i}].dtype != dt{i} or "
+                         f"A[{i}].shape != sh{i} or A[{i}].strides != st{i} or not A[{i}].flags.aligned: "
+                         "return None")
         for i in range(n_in, len(specs)):
             env[f"sh{i}"], env[f"dt{i}"] = tuple(specs[i].shape), np.dtype(specs[i].dtype)
             lines.append(f"    a{i} = empty(sh{i}, dt{i})")
         outs = [f"a{i}" for i in range(n_in, len(specs))]
-        if trampoline is not None and ARRAY_LAYOUT is not None:
-            meta_addr = int(_cffi.cast(_INTPTR, self.meta))  # env["meta"] keeps it alive
-            ctx = np.array(self._checked_context(entry, meta_addr), np.int64)
-            env["call"] = builtin_at(trampoline, f"{self.sig.name}_checked", ctx)
-            objs = ", ".join([f"A[{i}]" for i in range(n_in)] + outs)
-            lines.append(f"    rc = call({objs})")
-            lines.append("    if rc:")
-            lines.append("        if rc < 0: return None")
-            lines.append("        fail(rc)")
-        else:  # no native checks: the same conditions in Python
-            for i, (s, size) in enumerate(zip(self.sig.inputs, self.itemsizes, strict=False)):
-                env[f"sh{i}"], env[f"dt{i}"] = tuple(s.shape), np.dtype(s.dtype)
-                env[f"st{i}"] = tuple(x * size for x in _c_strides(s.shape))
-                lines.append(f"    if type(A[{i}]) is not ndarray or A[{i}].dtype != dt{i} or "
-                             f"A[{i}].shape != sh{i} or A[{i}].strides != st{i} or not A[{i}].flags.aligned: "
-                             "return None")
-            env["call"] = function_at(ENTRY_TYPE, entry)
-            ptrs = ", ".join([f"A[{i}].ctypes.data" for i in range(n_in)] + [f"{o}.ctypes.data" for o in outs])
-            lines.append(f"    rc = call([{ptrs}], meta)")
-            lines.append("    if rc: fail(rc)")
+        ptrs = ", ".join([f"A[{i}].ctypes.data" for i in range(n_in)] + [f"{o}.ctypes.data" for o in outs])
+        lines.append(f"    rc = call([{ptrs}], meta)")
+        lines.append("    if rc: fail(rc)")
         if unwrap and len(outs) == 1:
             lines.append(f"    return {outs[0]}")
         else:
@@ -243,17 +232,18 @@ class ArgPacker:
         exec(compile("\n".join(lines), f"<fast call {self.sig.name}>", "exec"), env)
         return env["fast"]
 
-    def strided_fast_function(self, entry: int, trampoline, fail, unwrap: bool, guard):
-        """`fast(*arrays)` for signatures with symbolic dims: the outputs, or None for what it cannot
-        handle (then the caller takes the general path). `trampoline` (aot_call_strided) checks
-        the arrays (type, dtype, rank, alignment, any strides) and the guards on sizes that it can
-        evaluate (static dims, equal dims, bounds: see _DimPlan), makes the outputs when their dims
-        are input dims or static, and calls the entry. `guard(arrays)` (the cache entry's guards)
-        must hold too: when it carries its `parts` (see aot.compiler.guards) only those the
-        trampoline cannot evaluate are tested, in place; without them it is called. With neither
-        Python guards nor output sizes to compute, `fast` is the trampoline's builtin itself."""
+    def strided_fast_function(self, entry: int, trampoline, fail, unwrap: bool, guard=None):
+        """`fast(*arrays)`: the outputs, or None for what it cannot handle (then the caller takes
+        the general path). `trampoline` (aot_call_strided) checks the arrays (type, dtype, rank,
+        alignment, any strides) and the guards on sizes that it can evaluate (static dims, equal
+        dims, bounds: see _DimPlan), makes the outputs when their dims are input dims or static,
+        and calls the entry. `guard(arrays)` (the cache entry's guards) must hold too: when it
+        carries its `parts` (see aot.compiler.guards) only those the trampoline cannot evaluate are
+        tested, in place; without them it is called. None: nothing beyond the signature (a static
+        one, whose dtypes and shapes imply the entry's guards). With neither Python guards nor
+        output sizes to compute, `fast` is the trampoline's builtin itself."""
         sig = self.sig
-        plan = _DimPlan(self, getattr(guard, "parts", None))
+        plan = _DimPlan(self, getattr(guard, "parts", None) if guard is not None else ([], {}))
         funcs = {k: v for k, v in _SHAPE_FUNCS.items() if k != "__builtins__"}
         env = {"empty": np.empty, "guard": guard, **funcs}
         pre = [] if plan.parts is not None else ["    if not guard(L): return None"]
@@ -290,20 +280,6 @@ class ArgPacker:
         lines = ["def fast(*L):", *pre, f"    return call({', '.join(['*L', *outs])})"]
         exec(compile("\n".join(lines), f"<strided fast call {sig.name}>", "exec"), env)
         return env["fast"]
-
-    def _checked_context(self, entry: int, meta: int) -> list[int]:
-        """aot_call_checked's context (ir.abi_slots.CHECKED_CALL): the entry, the object count, the
-        static meta array, ndarray's type, the input count, then per input its dtype object, rank,
-        dims and C-contiguous strides in bytes."""
-        from ir.abi_slots import CHECKED_CALL
-
-        records = [{"descr": id(np.dtype(s.dtype)), "rank": len(s.shape), "dims": s.shape,
-                    "strides": [x * size for x in _c_strides(s.shape)]}
-                   for s, size in zip(self.sig.inputs, self.itemsizes, strict=False)]
-        large = any(math.prod(s.shape) >= GIL_ELEMENTS for s in self.sig.inputs + self.sig.outputs)
-        header = dict(PY_HEADER_SLOTS, gil_elements=0 if large else 2**62)  # static: decided here
-        return CHECKED_CALL.pack(records, entry=entry, n_objects=self.n_data, meta=meta,
-                                 ndarray_type=id(np.ndarray), n_inputs=self.n_in, **header)
 
     def check(self, args) -> dict:
         """Validate the inputs; returns the symbol bindings."""

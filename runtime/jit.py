@@ -201,34 +201,33 @@ def load_helper(engine: JitEngine, helpers, name: str, params: dict, symbols) ->
 _trampolines: dict[tuple, int] = {}
 
 
-def array_trampoline(layout: tuple[tuple[str, int], ...], strided: bool = False, helpers=None) -> int | None:
-    """Address of aot_call_checked (or, `strided`, aot_call_strided: ir.abi_slots CHECKED_CALL and
-    STRIDED_CALL) for these ndarray field offsets (runtime.buffers.ARRAY_LAYOUT), loaded once per
-    process; None without `helpers` (then callers check arrays in Python)."""
-    key = (layout, strided)
-    addr = _trampolines.get(key)
+def array_trampoline(layout: tuple[tuple[str, int], ...], helpers=None) -> int | None:
+    """Address of aot_call_strided (ir.abi_slots.STRIDED_CALL) for these ndarray field offsets
+    (runtime.buffers.ARRAY_LAYOUT), loaded once per process; None without `helpers` (then callers
+    check arrays in Python)."""
+    addr = _trampolines.get(layout)
     if addr is None and helpers is not None:
-        from ir.abi_slots import CHECKED_CALL, STRIDED_CALL
+        from ir.abi_slots import STRIDED_CALL
 
-        symbol = (STRIDED_CALL if strided else CHECKED_CALL).symbol
         with _lock:
-            addr = _trampolines.get(key)
+            addr = _trampolines.get(layout)
             if addr is None:
-                addrs = load_helper(default_engine(), helpers, "array_call", _array_call(layout, strided), [symbol])
-                addr = _trampolines[key] = addrs[symbol]
+                addrs = load_helper(default_engine(), helpers, "array_call", _array_call(layout),
+                                    [STRIDED_CALL.symbol])
+                addr = _trampolines[layout] = addrs[STRIDED_CALL.symbol]
     return addr
 
 
 def array_trampoline_object(layout: tuple[tuple[str, int], ...], helpers) -> tuple[bytes, str]:
-    """(object code, symbol) of the aot_call_checked that array_trampoline loads, to be linked
+    """(object code, symbol) of the aot_call_strided that array_trampoline loads, to be linked
     into a shared library with the entries it calls (a warm start of aot.compile)."""
-    from ir.abi_slots import CHECKED_CALL
+    from ir.abi_slots import STRIDED_CALL
 
-    return helper_object(default_engine(), helpers, "array_call", _array_call(layout, False)), CHECKED_CALL.symbol
+    return helper_object(default_engine(), helpers, "array_call", _array_call(layout)), STRIDED_CALL.symbol
 
 
-def _array_call(layout, strided: bool) -> dict:
-    return {"offsets": dict(layout), "strided": strided}
+def _array_call(layout) -> dict:
+    return {"offsets": dict(layout)}
 
 
 def fft_call_thunks(engine: JitEngine, precision: str, data_offset: int, helpers) -> dict[str, int]:

@@ -27,7 +27,7 @@ from .._pytree import LeafSpec, TreeSpec
 log = logging.getLogger(__name__)
 
 ENV_VAR = "AOT_WARM_START"
-_FORMAT = 1  # of the record; a record of another format is ignored
+_FORMAT = 2  # of the record (2: its trampoline is aot_call_strided); other formats are ignored
 _lock = threading.Lock()
 _queue: list[tuple] = []  # records to link and store, in order, by one worker thread at a time
 _worker: list[threading.Thread] = []

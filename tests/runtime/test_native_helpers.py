@@ -11,7 +11,7 @@ import pytest
 
 import runtime
 from codegen.trampolines import HELPERS
-from ir.abi_slots import ARRAY_FIELDS, CHECKED_CALL, FFT_THUNK, STRIDED_CALL, Slots
+from ir.abi_slots import ARRAY_FIELDS, FFT_THUNK, STRIDED_CALL, STRIDED_PLAN, Slots
 from runtime.buffers import ARRAY_LAYOUT, ArgSpec, Signature
 
 from .test_jit import DOUBLE_IR
@@ -28,13 +28,21 @@ def _load(shape, helpers):
 def test_static_fast_path_with_and_without_helpers(native):
     f = _load((6,), HELPERS if native else None)
     assert (f._trampoline is not None) == native
+    assert (type(f.fast).__name__ == "builtin_function_or_method") == native  # no Python frame
     x = np.arange(6.0)
     np.testing.assert_array_equal(f.fast(x), 2 * x)
+    step = np.arange(12.0)[::2]
+    if native:  # any strides, natively; in Python only C-contiguous arrays
+        np.testing.assert_array_equal(f.fast(step), 2 * step)
+    else:
+        assert f.fast(step) is None
     unaligned = np.frombuffer(bytearray(49), np.float64, 6, offset=1)
-    others = (np.arange(12.0)[::2], x.astype(np.float32), np.arange(7.0), x.reshape(2, 3), unaligned, [1.0] * 6)
+    swapped = x.astype(">f8")
+    others = (x.astype(np.float32), np.arange(7.0), x.reshape(2, 3), unaligned, swapped, [1.0] * 6)
     for other in others:
         assert f.fast(other) is None  # the general path's case, natively or in Python
-    assert f.fast(x, x) is None
+    assert f.fast(x, x) is None and f.fast() is None
+    np.testing.assert_array_equal(f(swapped), 2 * x)
 
 
 def test_strided_fast_path_needs_helpers():
@@ -52,9 +60,6 @@ def test_layouts():
     with pytest.raises(AttributeError):
         s.d  # noqa: B018
     py = {"py_long": 11, "save_thread": 12, "restore_thread": 13, "gil_elements": 14}
-    ctx = CHECKED_CALL.pack([{"descr": 7, "rank": 2, "dims": (3, 4), "strides": (32, 8)}], entry=1, n_objects=2,
-                            meta=5, ndarray_type=6, n_inputs=1, **py)
-    assert ctx == [1, 2, 5, 6, 1, 11, 12, 13, 14, 7, 2, 3, 4, 32, 8]
     assert STRIDED_CALL.pack([{"descr": 0, "rank": 1, "itemsize": 8}], entry=1, n_objects=1, n_meta=2,
                              ndarray_type=6, n_inputs=0, **py) == [1, 1, 2, 6, 0, 11, 12, 13, 14, 0, 1, 8]
     assert len(FFT_THUNK) == 19 and FFT_THUNK.src_base == 17
@@ -65,7 +70,7 @@ def test_helper_objects_come_from_the_disk_cache_without_ir(tmp_path, monkeypatc
     from runtime.jit import default_engine, helper_object
 
     monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path))
-    params = {"offsets": dict(ARRAY_LAYOUT), "strided": True}
+    params = {"offsets": dict(ARRAY_LAYOUT)}
     obj = helper_object(default_engine(), HELPERS, "array_call", params)
 
     class NoIR:
@@ -82,7 +87,9 @@ import sys, numpy as np, aot
 f = aot.compile(lambda x, y: x * y + 1.0)
 x = np.ones(16)
 f(x, x); f(x, x)
-assert f._entries[0].fast(x, x) is not None
+assert f.cache_info()["warm_starts"] == int(sys.argv[1])
+assert type(f._entries[0].fast).__name__ == "builtin_function_or_method"  # the linked aot_call_strided
+assert (f._entries[0].fast(x, x[::-1]) == 2.0).all()
 print(sorted(m for m in ("codegen.entry", "codegen.llvm.loops", "codegen.kernels.parallel") if m in sys.modules))
 """
 
@@ -90,8 +97,8 @@ print(sorted(m for m in ("codegen.entry", "codegen.llvm.loops", "codegen.kernels
 def test_warm_process_loads_helpers_without_the_code_generator(tmp_path):
     env = {"AOT_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
     run = [sys.executable, "-c", _WARM]
-    subprocess.run(run, env=env, cwd=ROOT, check=True, capture_output=True)
-    out = subprocess.run(run, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+    subprocess.run([*run, "0"], env=env, cwd=ROOT, check=True, capture_output=True)
+    out = subprocess.run([*run, "1"], env=env, cwd=ROOT, check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
@@ -131,7 +138,32 @@ def test_trampolines_release_the_gil_around_large_work(n, held):
 
 def test_trampolines_refuse_a_wrong_argument_count():
     f = _load((6,), HELPERS)
-    call = f.fast.__globals__["call"]  # the builtin over aot_call_checked
-    x, out = np.arange(6.0), np.empty(6)
-    assert call(x, out) == 0 and (out == 2 * x).all()
-    assert call(x) == -1 and call(x, out, out) == -1 and call() == -1
+    x = np.arange(6.0)
+    assert f.fast(x, np.empty(6)) is None and f.fast() is None  # the outputs are made natively
+    before = sys.getrefcount(x)
+    for _ in range(100):
+        out = f.fast(x)
+    assert sys.getrefcount(x) == before and sys.getrefcount(out) == 2
+
+
+def test_static_status_raises_through_fail():
+    f = _load((13,), HELPERS)  # DOUBLE_IR returns 97 for 13 elements
+    x = np.arange(13.0)
+    with pytest.raises(runtime.NativeError, match="97"):
+        f.fast(x)
+    with pytest.raises(runtime.NativeError, match="97"):
+        f(x[::-1])
+    assert sys.getrefcount(x) == 2
+
+
+def test_static_plan_rows_are_fixed_dims():
+    from runtime.buffers import ArgPacker, _DimPlan
+
+    sig = Signature((ArgSpec(np.float64, (3, 4)),), (ArgSpec(np.int32, (4,)), ArgSpec(np.float64, ())), "f")
+    plan = _DimPlan(ArgPacker(sig), ([], {}))
+    assert plan.alloc and not plan.leftover
+    f64, i32 = np.dtype(np.float64).num, np.dtype(np.int32).num
+    assert plan.rows() == [f64, 3, 3, -1, 4, 4, -1, i32, 4, 4, -1, f64]
+    ctx = plan.context(1, print, unwrap=True)
+    start = len(STRIDED_CALL.header) + 3 * len(STRIDED_CALL.fields)
+    assert ctx[start + STRIDED_PLAN.unwrap] == 0  # two outputs: a tuple

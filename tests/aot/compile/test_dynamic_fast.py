@@ -1,5 +1,5 @@
-"""The native fast call of dynamic-shape entries (runtime/buffers.py strided_fast_function, the
-aot_call_strided trampoline of codegen/trampolines.py): sizes, strides and the simple size guards
+"""The native fast call of dynamic-shape and static entries (runtime/buffers.py strided_fast_function,
+the aot_call_strided trampoline of codegen/trampolines.py): sizes, strides and the simple size guards
 checked natively, outputs made natively, the other guards and error paths unchanged."""
 from __future__ import annotations
 
@@ -145,6 +145,48 @@ def test_output_allocation_failure_raises_memory_error():
     b = np.broadcast_to(np.ones(1), (1, 2**22))
     with pytest.raises(MemoryError):  # 128 TiB of output, refused by numpy's allocator
         fast(a, b)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "reversed", "column", "transposed", "broadcast"])
+def test_static_entries_call_the_trampoline_itself(layout):
+    f = aot.compile(lambda x, y: (x * y + 1.0, x - y))
+    base = np.random.default_rng(2).random((6, 6))
+    wide = np.random.default_rng(3).random((6, 9))
+    x = {"contiguous": base, "reversed": base[::-1], "column": wide[:, 2:8], "transposed": base.T,
+         "broadcast": np.broadcast_to(base[0], (6, 6))}[layout]
+    fast = _warm(f, base, base)
+    assert type(fast).__name__ == "builtin_function_or_method"
+    s, d = fast(x, base)
+    np.testing.assert_array_equal(s, x * base + 1.0)
+    np.testing.assert_array_equal(d, x - base)
+    assert s.flags.c_contiguous and s.flags.writeable
+    for bad in (base.astype(">f8"), [list(r) for r in base], base.astype(np.float32)):
+        assert fast(bad, base) is None  # not an exact dtype or not an ndarray: the general path's case
+        np.testing.assert_allclose(f(bad, base)[0], np.asarray(bad) * base + 1.0, rtol=1e-7)
+    assert fast(base[:5], base[:5]) is None and fast(base) is None  # another shape, another count
+
+
+def test_static_native_status_raises_numpys_error():
+    c = aot.compile(lambda x, y: x ** y)
+    x = np.arange(5)
+    fast = _warm(c, x, x)
+    assert type(fast).__name__ == "builtin_function_or_method"
+    with pytest.raises(ValueError, match="negative integer powers"):
+        fast(x, -x - 1)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        c(x, -x - 1)
+    assert sys.getrefcount(x) == 2
+
+
+def test_static_unaligned_input_takes_the_general_path():
+    c = aot.compile(lambda x: np.sqrt(x) * 2)
+    x = np.arange(8.0)
+    fast = _warm(c, x)
+    unaligned = np.frombuffer(bytearray(8 * 8 + 1), np.float64, 8, offset=1)
+    unaligned[:] = x
+    assert fast(unaligned) is None
+    np.testing.assert_array_equal(c(unaligned), np.sqrt(x) * 2)
+    assert c.cache_info()["compiles"] == 1
 
 
 def test_size_relations_parse_only_simple_comparisons():
