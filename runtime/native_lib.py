@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 
 # what the generated code may need from the system: vector math, libm, the thread pool's pthreads
 _SYSTEM_LIBS = ("-lmvec", "-lm", "-lpthread")
-_keep: list = []  # loaded libraries live as long as the process (their code is called at any time)
+_keep: list = []  # loaded libraries and their memory files, for good (their code is called at any time)
 
 
 class LinkError(RuntimeError):
@@ -68,14 +68,18 @@ def _has_libmvec() -> bool:
 def load_library(data: bytes, name: str) -> ctypes.CDLL:
     """Load shared-library bytes (already verified by the caller) into the process, for good."""
     if hasattr(os, "memfd_create"):
+        # the file stays open for good: glibc knows a loaded library by its path, so a closed and
+        # reused /proc/self/fd/N would make a later dlopen return this library instead of its own
         fd = os.memfd_create(name, getattr(os, "MFD_CLOEXEC", 0))
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
             lib = ctypes.CDLL(f"/proc/self/fd/{fd}", mode=os.RTLD_LOCAL | os.RTLD_NOW)
-        finally:
-            os.close(fd)  # the loader keeps its own mapping
+        except BaseException:
+            os.close(fd)
+            raise
+        _keep.append(fd)
     else:  # pragma: no cover - not Linux
         import tempfile
 

@@ -152,20 +152,16 @@ def environment_stamp() -> str | None:
     cpu = _cpu_features()
     if cpu is None or ARRAY_LAYOUT is None:
         return None
+    from runtime.host_stamp import llvmlite_stamp
+
     return "|".join([aot.__version__, np.__version__, sys.version, sys.platform, os.uname().machine,
-                     cpu, _source_stamp(), str(default_num_threads()), repr(ARRAY_LAYOUT)])
+                     cpu, llvmlite_stamp(), _source_stamp(), str(default_num_threads()), repr(ARRAY_LAYOUT)])
 
 
 def _cpu_features() -> str | None:
-    """A digest of the CPU's vendor, model and feature flags (Linux's /proc/cpuinfo), else None."""
-    try:
-        with open("/proc/cpuinfo", "rb") as f:
-            text = f.read(1 << 16)  # the first processors' entries: every core has the same flags
-    except OSError:
-        return None
-    keys = (b"flags", b"model name", b"vendor_id", b"Features", b"CPU implementer", b"CPU part")
-    lines = {ln.split(b":", 1)[-1].strip() for ln in text.split(b"\n") if ln.startswith(keys)}
-    return sha256(b"\n".join(sorted(lines))).hexdigest() if lines else None
+    from runtime.host_stamp import cpu_features
+
+    return cpu_features()
 
 
 def _source_stamp() -> str:

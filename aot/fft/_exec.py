@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from codegen.fft import FLAG_FORWARD, FLAG_LANES
 
-from ._native import ffi, kernels
+from ._native import ffi
+from ._native import loaded as kernels  # the eager path's: passes load as plans need them
 from ._plans import BluesteinPlan, DirectPlan, PlanCache
 
 
@@ -75,8 +75,9 @@ def set_num_threads(n: int) -> None:
 
 
 @functools.cache
-def _pool() -> ThreadPoolExecutor:
+def _pool():
     import os
+    from concurrent.futures import ThreadPoolExecutor  # imported when first used (~1 ms)
 
     return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="aot-fft")
 
@@ -169,7 +170,7 @@ def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool
     n = plan.n
     if axis == src.ndim - 1 and src.flags.c_contiguous and dst.flags.c_contiguous and src.size < _PARALLEL_MIN_WORK:
         howmany = src.size // n  # fast path: rows of a C-contiguous array, one call
-        hdr, tw = plan.pointers(k)
+        hdr, tw = plan.pointers(k, forward)
         flags, size = _flags(forward, n, n, howmany, k.vlen)
         k.c2c(hdr, tw, ffi.from_buffer(k.carray, src), ffi.from_buffer(k.carray, dst), howmany, 1, n, 1, n,
               flags, scale, _scratch(size, k))
@@ -185,7 +186,7 @@ def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool
     else:
         howmany, idist, odist = 1, 0, 0
     sp, dp = _ptr(src, k), _ptr(dst, k)
-    hdr, tw = plan.pointers(k)
+    hdr, tw = plan.pointers(k, forward)
     if (not dims and howmany == 1 and n >= _THREADED_MIN_N and num_threads() > 1 and sstr[axis] == 1
             and dstr[axis] == 1 and (len(plan.factors) >= 2 or not np.shares_memory(src, dst))):
         # in place is fine with two passes or more: the first reads src before the last writes dst
@@ -234,7 +235,7 @@ def _threaded_single(plan: DirectPlan, k, sp, dp, forward: bool, scale: float) -
     n, vl, threads = plan.n, k.vlen, num_threads()
     buf = _scratch(4 * n, k)
     bufs = (buf, buf + 2 * n)
-    hdr, tw = plan.pointers(k)
+    hdr, tw = plan.pointers(k, forward)
     flags = FLAG_FORWARD if forward else 0
     rows = plan.header[2:].reshape(-1, 5)
     cur = sp

@@ -34,7 +34,8 @@ from ._exec import (
     get_plan,
     scratch_entry,
 )
-from ._native import ffi, kernels
+from ._native import ffi
+from ._native import loaded as kernels
 
 _MAX_BLOCKS = 64  # kernel calls of one pass (batch dims that do not merge)
 _MAX_ENTRIES = 128  # per thread; each holds a plan (at most ~1 MB: the lengths here are short)
@@ -205,6 +206,7 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
     if plan.kind != "direct":
         return None
     k = kernels(_precision(cdt))
+    plan.pointers(k, forward)  # loads the plan's passes
     flags, size = _flags(forward, n, idist, howmany, k.vlen)
     scratch = scratch_entry(size, k)
     entry.keep += [plan, scratch[0]]

@@ -1,22 +1,48 @@
-"""The compiled FFT kernels of this process: built once per (precision, target), cached on disk.
+"""The compiled FFT kernels of this process, built and loaded a group at a time.
 
-The first use of a precision emits codegen.fft's module, optimises it for the host and stores
-the object code in the disk cache (a few seconds); later processes load the object (~10 ms).
+The kernel module of a precision is cut into groups (codegen/fft/groups.py): the core (c2c entry
+and real passes) when a precision is first used, the passes of one radix in one direction when a
+plan first needs them, the run-time planner and the eager path's call thunks when used. A group
+is a shared library in the disk cache, keyed by its name, the CPU (/proc/cpuinfo), the llvmlite
+build and the generator's sources; a hit is loaded by the dynamic loader with neither llvmlite nor
+the code generator imported (~0.2 ms a group). A miss generates the group's module, optimises it
+at O3, links it with `cc` and stores it (~0.1-0.5 s a group); without `cc` the object code is
+cached instead and loaded into a JIT engine. The loader fills each group's import table
+(names.imports_of) with the addresses of the groups that are loaded.
+
+`kernels(precision)` serves compiled graphs: every group, and their entries registered
+process-wide for the graph's object code (llvmlite). The eager path uses `loaded(precision)`.
 """
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
+import os
+import sys
 import threading
 import time
-from pathlib import Path
 
-import cffi
+import _cffi_backend  # the cffi runtime: cffi.FFI() would import pycparser (~30 ms of a warm start)
 import numpy as np
+
+from codegen.fft.names import (
+    c2r_name,
+    entry_name,
+    group_name,
+    group_of,
+    imports_of,
+    imports_symbol,
+    pass_entry_name,
+    pass_keys,
+    plan_names,
+    r2c_name,
+    vlen_symbol,
+)
+from codegen.fft.plan import CODELET_RADICES
 
 log = logging.getLogger(__name__)
 
+_FORMAT = "2"  # of the cached groups: kernel ABI and loader conventions
 _REAL = {"f32": (np.float32, "float"), "f64": (np.float64, "double")}
 _C2C_SIG = ("void(*)(const int64_t *, const {T} *, const {T} *, {T} *, int64_t, int64_t, int64_t, int64_t, "
             "int64_t, int32_t, {T}, {T} *)")
@@ -24,72 +50,50 @@ _PASS_SIG = "void(*)(const int64_t *, const {T} *, int64_t, const {T} *, {T} *, 
 _R2C_SIG = "void(*)({T} *, int64_t, int64_t, int64_t, const {T} *, {T})"
 _C2R_SIG = "void(*)(const {T} *, int64_t, {T} *, int64_t, int64_t, int64_t, const {T} *)"
 _THUNK_SIG = "void(*)(const int64_t *, intptr_t, intptr_t)"  # (block, id(src), id(dst))
-_lock = threading.Lock()
-ffi = cffi.FFI()  # cffi calls cost ~1 us less than ctypes and release the GIL as well
+_THUNK_KINDS = ("c2c", "r2c", "c2r")  # ir.abi_slots.FFT_THUNK_KINDS (codegen/trampolines.py)
+_lock = threading.RLock()
+ffi = _cffi_backend.FFI()  # cffi calls cost ~1 us less than ctypes and release the GIL as well
+# the sources whose code a group holds (relative to the repository's packages)
+_SOURCES = (("codegen/fft", "*.py"), ("codegen/llvm", "loops.py"), ("codegen/kernels", "parallel.py"),
+            ("codegen/targets", "base.py"), ("codegen", "trampolines.py"), ("ir", "abi_slots.py"),
+            ("aot/fft", "_native.py"))
 
 
 @functools.cache
 def _source_digest() -> str:
-    """Hash of the generator sources: a change to codegen/fft invalidates cached objects."""
-    import codegen.fft as pkg
+    """Name, size and mtime of the generator's sources: an edit (or a reinstall) of any of them
+    invalidates the cached kernels. (Stat, not content: reading and hashing them costs ~2 ms of
+    a warm start.)"""
+    from runtime.disk_cache import cache_key
 
-    h = hashlib.sha256()
-    for path in sorted(Path(pkg.__file__).parent.glob("*.py")):
-        h.update(path.read_bytes())
-    return h.hexdigest()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parts = []
+    for folder, pattern in _SOURCES:
+        names = sorted(n for n in os.listdir(os.path.join(root, folder)) if _matches(n, pattern))
+        for name in names:
+            st = os.stat(os.path.join(root, folder, name))
+            parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    return cache_key(*parts)
 
 
-class Kernels:
-    """The c2c entry of one precision as a cffi function pointer (`c2c`, signature _C2C_SIG).
+def _matches(name: str, pattern: str) -> bool:
+    return name.endswith(".py") if pattern == "*.py" else name == pattern
 
-    `ptr(array)` is the data pointer argument for an array, `cptr` the C type of it.
-    """
 
-    def __init__(self, precision: str):
-        from codegen.fft import c2r_name, entry_name, pass_entry_name, r2c_name
+@functools.cache
+def _host_stamp() -> str:
+    """What the generated code depends on about this machine, read without llvmlite: the CPU's
+    model and feature flags, the platform and the installed LLVM (llvmlite's library). Without
+    /proc/cpuinfo: LLVM's own description of the host (imports llvmlite)."""
+    from runtime.host_stamp import cpu_features, llvmlite_stamp
+
+    cpu = cpu_features()
+    if cpu is None:
         from codegen.targets import host_target
-        from runtime.jit import JitEngine
 
-        self.precision = precision
-        self.real_dtype = np.dtype(_REAL[precision][0])
-        target = host_target()
-        self.vlen = kernel_vlen(precision, target)
-        t0 = time.perf_counter()
-        obj, source = self._object(target)
-        self._engine = JitEngine()
-        self._engine.add_object(obj)
-        self.ctype = _REAL[precision][1]
-        self.cptr = self.ctype + " *"
-        self.carray = self.ctype + "[]"
-        self.c2c = ffi.cast(_C2C_SIG.format(T=self.ctype), self._engine.export(entry_name(precision)))
-        self.pass_range = ffi.cast(_PASS_SIG.format(T=self.ctype), self._engine.address(pass_entry_name(precision)))
-        self.r2c_post = ffi.cast(_R2C_SIG.format(T=self.ctype), self._engine.export(r2c_name(precision)))
-        self.c2r_pre = ffi.cast(_C2R_SIG.format(T=self.ctype), self._engine.export(c2r_name(precision)))
-        from codegen.fft.planner import plan_names
-
-        plan_fns = {w: self._engine.export(name) for w, name in plan_names(precision).items()}
-        self.plan_make = ffi.cast("void *(*)(int64_t)", plan_fns["make"])  # compiled graphs call all four
-        self.plan_release = ffi.cast("void (*)(void *)", plan_fns["release"])
-        self.load_seconds = time.perf_counter() - t0
-        log.info("fft kernels %s: %s in %.1f ms", precision, source, 1e3 * self.load_seconds)
-
-    @functools.cached_property
-    def thunks(self) -> dict | None:
-        """{kind: cffi function} of the eager fast path's call thunks (codegen/trampolines.py,
-        loaded by runtime.jit.fft_call_thunks), or None when numpy's array struct is not as probed
-        (the general path only)."""
-        from codegen.trampolines import HELPERS
-        from runtime.buffers import ARRAY_LAYOUT
-        from runtime.jit import fft_call_thunks
-
-        if ARRAY_LAYOUT is None:
-            return None
-        with _lock:
-            addrs = fft_call_thunks(self._engine, self.precision, dict(ARRAY_LAYOUT)["data"], HELPERS)
-        return {kind: ffi.cast(_THUNK_SIG, addr) for kind, addr in addrs.items()}
-
-    def _object(self, target) -> tuple[bytes, str]:
-        return kernel_object(self.precision, target)
+        t = host_target()
+        cpu = "|".join((t.triple, t.cpu, t.features, str(t.vector_bits)))
+    return "|".join((sys.platform, os.uname().machine, cpu, llvmlite_stamp()))
 
 
 def kernel_vlen(precision: str, target) -> int:
@@ -97,8 +101,274 @@ def kernel_vlen(precision: str, target) -> int:
     return max(2, target.vector_len(np.dtype(_REAL[precision][0]).itemsize * 8))
 
 
+# ---- one group: from the disk cache, or built -------------------------------------------------
+def _group_object(precision: str, group: tuple, vlen: int | None) -> bytes:
+    """Object code of `group` for the host, for the core's `vlen` lanes (None: the host's):
+    generated, optimised at O3 (imports llvmlite)."""
+    from codegen.targets import emit_object, host_target, optimize
+    from codegen.targets.base import data_layout_of, parse
+
+    target = host_target()
+    if group[0] == "thunks":
+        from codegen.trampolines import HELPERS
+
+        text = HELPERS.ir("fft_thunks", {"precision": precision, "data_offset": group[1]})
+    else:
+        from codegen.fft.groups import emit_group
+
+        vlen = vlen or kernel_vlen(precision, target)
+        text = str(emit_group(precision, vlen, group, target.triple, data_layout_of(target)))
+    return emit_object(optimize(parse(text), target), target)
+
+
+def _keys(precision: str, group: tuple, vlen: int | None) -> tuple[str, str]:
+    """Disk-cache keys of a group's shared library and of its object code."""
+    from runtime.disk_cache import cache_key
+
+    key = cache_key("aot.fft group", _FORMAT, precision, group_name(group), str(vlen), _host_stamp(),
+                    _source_digest())
+    return cache_key(key, "shared library"), cache_key(key, "object")
+
+
+def _cached_group(cache, precision: str, group: tuple, vlen: int | None):
+    """(symbol -> address function, where it came from) of a group in the disk cache, or None."""
+    from runtime.elf import check_shared_object
+
+    lib = _cache_get(cache, _keys(precision, group, vlen)[0], check_shared_object)
+    return None if lib is None else (_load_shared(lib, group), "loaded from the disk cache")
+
+
+def _built_group(cache, precision: str, group: tuple, vlen: int | None):
+    """As _cached_group for a group not cached as a library: compiled (unless its object code is
+    cached), linked with cc and stored; without cc its object code is stored and JIT-loaded."""
+    from runtime.elf import check_object
+    from runtime.native_lib import LinkError, link_objects
+
+    so_key, obj_key = _keys(precision, group, vlen)
+    obj = _cache_get(cache, obj_key, check_object)
+    source = "loaded object code from the disk cache" if obj is not None else "compiled"
+    if obj is None:
+        obj = _group_object(precision, group, vlen)
+    try:
+        lib = link_objects([obj])
+    except LinkError as e:  # no usable cc: the object code, in a JIT engine
+        log.info("fft kernels: not linking %s (%s); loading its object code", group_name(group), e)
+        _cache_put(cache, obj_key, obj)
+        return _load_jit(obj), source
+    _cache_put(cache, so_key, lib)
+    return _load_shared(lib, group), source
+
+
+def _cache_get(cache, key: str, check) -> bytes | None:
+    try:
+        return cache.get(key, check=check)  # a damaged entry is discarded (and rebuilt)
+    except OSError as e:  # an unusable cache directory only costs time
+        log.debug("disk cache unavailable: %s", e)
+        return None
+
+
+def _cache_put(cache, key: str, data: bytes) -> None:
+    try:
+        cache.put(key, data)
+    except OSError as e:
+        log.debug("could not write the disk cache: %s", e)
+
+
+def _load_shared(data: bytes, group: tuple):
+    """Load a library's bytes (checked by the disk cache) for good; its symbol lookup."""
+    from runtime.native_lib import load_library, symbol_address
+
+    return functools.partial(symbol_address, load_library(data, f"aot-fft-{group_name(group)}"))
+
+
+def _load_jit(obj: bytes):
+    from runtime.jit import JitEngine
+
+    engine = JitEngine()
+    engine.add_object(obj)
+    _engines.append(engine)  # the code lives as long as its engine: for good
+    return engine.address
+
+
+_engines: list = []
+
+
+class _Groups:
+    """The loaded groups of one precision and their import tables."""
+
+    def __init__(self, precision: str):
+        self.precision = precision
+        self.vlen: int | None = None  # the core's, known once it is loaded
+        self.libs: dict[tuple, object] = {}  # group -> address(symbol)
+        self.tables: list[tuple] = []  # (table pointer, [(symbol, group)])
+
+    def load(self, groups) -> None:
+        """Load `groups` (the core first: the others' keys hold its lanes); those missing from
+        the disk cache are built in parallel (optimisation and code generation release the GIL)."""
+        from runtime.disk_cache import DiskCache
+
+        with _lock:
+            cache = DiskCache()
+            todo = [g for g in dict.fromkeys(groups) if g not in self.libs]
+            if ("core",) in todo:
+                todo.remove(("core",))
+                core = _cached_group(cache, self.precision, ("core",), None)
+                self._add(("core",), *(core or _built_group(cache, self.precision, ("core",), None)))
+            missing = []
+            for g in todo:
+                hit = _cached_group(cache, self.precision, g, self.vlen)
+                if hit is None:
+                    missing.append(g)
+                else:
+                    self._add(g, *hit)
+            if len(missing) > 1:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(max_workers=min(len(missing), os.cpu_count() or 1)) as pool:
+                    built = list(pool.map(lambda g: _built_group(cache, self.precision, g, self.vlen), missing))
+            else:
+                built = [_built_group(cache, self.precision, g, self.vlen) for g in missing]
+            for g, (address, source) in zip(missing, built):
+                self._add(g, address, source)
+
+    def _add(self, group: tuple, address, source: str) -> None:
+        log.info("fft kernels %s: %s %s", self.precision, group_name(group), source)
+        self.libs[group] = address
+        if group == ("core",):
+            self.vlen = ffi.cast("int64_t *", address(vlen_symbol(self.precision)))[0]
+        imports = imports_of(group, self.precision, self.vlen)
+        if imports:
+            self.tables.append((ffi.cast("intptr_t *", address(imports_symbol(self.precision))), imports))
+        for table, entries in self.tables:  # fill every slot whose group is now loaded
+            for i, (symbol, owner) in enumerate(entries):
+                if not table[i] and owner in self.libs:
+                    table[i] = self.libs[owner](symbol)
+
+    def address(self, group: tuple, symbol: str) -> int:
+        self.load([group])
+        return self.libs[group](symbol)
+
+
+def all_groups(vlen: int) -> list[tuple]:
+    """Every group of the kernel module but the thunks (what compiled graphs may call)."""
+    passes = [group_of(r, fw) for fw in (True, False) for r, _, _ in pass_keys(fw, vlen)]
+    return [("core",), *dict.fromkeys(passes), ("planner",)]
+
+
+class Kernels:
+    """The kernels of one precision: the c2c entry as a cffi function pointer (`c2c`, signature
+    _C2C_SIG), the pass entry (`pass_range`), the real passes; `require(plan)` loads what a plan's
+    passes need before its first call. `ptr(array)` is the data pointer argument for an array,
+    `cptr` the C type of it."""
+
+    def __init__(self, precision: str):
+        if precision not in _REAL:
+            raise ValueError(f"FFT kernels: precision must be 'f32' or 'f64', got {precision!r}")
+        self.precision = precision
+        self.real_dtype = np.dtype(_REAL[precision][0])
+        self.ctype = _REAL[precision][1]
+        self.cptr = self.ctype + " *"
+        self.carray = self.ctype + "[]"
+        t0 = time.perf_counter()
+        self._groups = _Groups(precision)
+        self._groups.load([("core",)])
+        self.vlen = self._groups.vlen
+        self._ready: set[tuple] = set()  # (radix or "g", forward) whose passes are loaded
+        self.c2c = self._fn(_C2C_SIG, ("core",), entry_name(precision))
+        self.pass_range = self._fn(_PASS_SIG, ("core",), pass_entry_name(precision))
+        self.r2c_post = self._fn(_R2C_SIG, ("core",), r2c_name(precision))
+        self.c2r_pre = self._fn(_C2R_SIG, ("core",), c2r_name(precision))
+        self.load_seconds = time.perf_counter() - t0
+
+    def _fn(self, sig: str, group: tuple, symbol: str):
+        return ffi.cast(sig.format(T=self.ctype), self._groups.address(group, symbol))
+
+    def require(self, factors, forward: bool | None = None) -> None:
+        """Load the passes that a plan with these radices runs (both directions by default)."""
+        need = {(r if r in CODELET_RADICES else "g", fw)
+                for fw in ((True, False) if forward is None else (forward,)) for r in factors}
+        if need <= self._ready:
+            return
+        self._groups.load([group_of(r, fw) for r, fw in sorted(need - self._ready, key=repr)])
+        self._ready |= need
+
+    def address(self, symbol: str) -> int:
+        """The address of an exported symbol of the loaded groups (the planner's: loaded here)."""
+        if symbol in plan_names(self.precision).values():
+            return self._groups.address(("planner",), symbol)
+        for lib in list(self._groups.libs.values()):
+            try:
+                return lib(symbol)
+            except KeyError:
+                continue
+        raise KeyError(f"fft kernels {self.precision}: no loaded group exports {symbol!r}")
+
+    @functools.cached_property
+    def _planner(self) -> dict[str, int]:
+        return {w: self._groups.address(("planner",), name) for w, name in plan_names(self.precision).items()}
+
+    @property
+    def plan_make(self):
+        return ffi.cast("void *(*)(int64_t)", self._planner["make"])
+
+    @property
+    def plan_release(self):
+        return ffi.cast("void (*)(void *)", self._planner["release"])
+
+    @functools.cached_property
+    def thunks(self) -> dict | None:
+        """{kind: cffi function} of the eager fast path's call thunks (codegen/trampolines.py),
+        or None when numpy's array struct is not as probed (the general path only)."""
+        from runtime.buffers import ARRAY_LAYOUT
+
+        if ARRAY_LAYOUT is None:
+            return None
+        group = ("thunks", dict(ARRAY_LAYOUT)["data"])
+        return {kind: ffi.cast(_THUNK_SIG, self._groups.address(group, f"aot_fft_thunk_{kind}_{self.precision}"))
+                for kind in _THUNK_KINDS}
+
+    def export(self) -> None:
+        """Load every group and make the entries a compiled graph calls resolvable process-wide."""
+        import llvmlite.binding as llvm
+
+        self._groups.load(all_groups(self.vlen))
+        self._ready |= {(r, fw) for fw in (True, False) for r in (*CODELET_RADICES, "g")}
+        p = self.precision
+        for group, name in [(("core",), n) for n in (entry_name(p), r2c_name(p), c2r_name(p))] + [
+                (("planner",), n) for n in plan_names(p).values()]:
+            llvm.add_symbol(name, self._groups.address(group, name))
+
+
+_KERNELS: dict[str, Kernels] = {}
+_EXPORTED: set[str] = set()
+
+
+def loaded(precision: str) -> Kernels:
+    """The eager path's kernels of `precision` (the core loaded; passes as plans need them)."""
+    k = _KERNELS.get(precision)
+    if k is None:
+        with _lock:
+            k = _KERNELS.get(precision)
+            if k is None:
+                k = _KERNELS[precision] = Kernels(precision)
+    return k
+
+
+def kernels(precision: str) -> Kernels:
+    """The kernels of `precision` with every group loaded and the entries a compiled graph calls
+    registered process-wide (so that its object code resolves them)."""
+    k = loaded(precision)
+    if precision not in _EXPORTED:
+        with _lock:
+            if precision not in _EXPORTED:
+                k.export()
+                _EXPORTED.add(precision)
+    return k
+
+
+# ---- the whole module, for a target (shared libraries: aot.export) ---------------------------
 def kernel_object(precision: str, target) -> tuple[bytes, str]:
-    """The kernel module's object code for `target` (disk-cached) and where it came from."""
+    """The whole kernel module's object code for `target` (disk-cached) and where it came from."""
     import llvmlite
 
     from runtime.disk_cache import DiskCache, cache_key
@@ -123,16 +393,3 @@ def build_object(precision: str, vlen: int, target) -> bytes:
 
     mod = parse(str(emit_module(precision, vlen, target.triple, data_layout_of(target))))
     return emit_object(optimize(mod, target), target)
-
-
-_KERNELS: dict[str, Kernels] = {}
-
-
-def kernels(precision: str) -> Kernels:
-    k = _KERNELS.get(precision)
-    if k is None:
-        with _lock:
-            k = _KERNELS.get(precision)
-            if k is None:
-                k = _KERNELS[precision] = Kernels(precision)
-    return k

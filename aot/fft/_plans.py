@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from codegen.fft.names import FIELD_BLUE, FIELD_CHIRP, FIELD_HDR, FIELD_N2, FIELD_TW
 from codegen.fft.plan import HEADER_FIELDS, bluestein_chirp, good_size, make_cplan, use_bluestein
-from codegen.fft.planner import FIELD_BLUE, FIELD_CHIRP, FIELD_HDR, FIELD_N2, FIELD_TW
 
 from ._native import ffi
 
@@ -34,9 +34,14 @@ class DirectPlan:
             self._block = None
         self.nbytes = self.header.nbytes + self.twiddles.nbytes
         self._pointers = None
+        self._directions: set = set()  # whose passes `pointers` had loaded
 
-    def pointers(self, k):
-        """(header, twiddles) as cffi pointers for the kernels `k` of this plan's precision."""
+    def pointers(self, k, forward: bool | None = None):
+        """(header, twiddles) as cffi pointers for the kernels `k` of this plan's precision, once
+        the passes the plan runs in that direction (None: both) are loaded."""
+        if forward not in self._directions:
+            k.require(self.factors, forward)
+            self._directions.add(forward)
         if self._pointers is None:
             self._pointers = (ffi.cast("int64_t *", self.header.ctypes.data),
                               ffi.cast(k.cptr, self.twiddles.ctypes.data))
@@ -56,9 +61,9 @@ class _Block:
 def _native_plan(n: int, cdtype: np.dtype) -> tuple[np.ndarray, np.ndarray, _Block]:
     """Header and twiddles of a direct plan built by codegen/fft/planner.py, as read-only
     arrays over the plan block, and the block's owner (it frees the block: keep it with them)."""
-    from ._native import kernels
+    from ._native import loaded
 
-    k = kernels("f32" if cdtype == np.complex64 else "f64")
+    k = loaded("f32" if cdtype == np.complex64 else "f64")
     block = k.plan_make(n)
     if block == ffi.NULL:
         raise MemoryError(f"aot.fft: cannot allocate the plan of length {n}")

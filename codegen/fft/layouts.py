@@ -275,3 +275,8 @@ class SplitScalar(Scalar):
     def _elem(self, b, base, e):
         lane = b.and_(e, i64(self.block - 1))
         return self._gep(b, base, b.add(b.shl(b.sub(e, lane), i64(1)), lane))
+
+
+def layouts_of(ft: L.Type, vlen: int) -> dict[str, Layout]:
+    """The layouts of the kernel module by name (names.SCALAR, WIDE, LANES, SPLIT)."""
+    return {lay.name: lay for lay in (Scalar(ft), Wide(ft, vlen), Lanes(ft, vlen), Split(ft, vlen))}

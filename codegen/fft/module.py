@@ -24,36 +24,36 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from .layouts import I32, I64, PTR, Lanes, Layout, Scalar, Split, Wide, for_range, i64
-from .passes import emit_generic_pass, emit_pass, emit_split_passes
+from .layouts import I32, I64, PTR, Layout, for_range, i64, layouts_of
+from .names import FLAG_FORWARD, FLAG_LANES, SCRATCH_PER_LANE, SPLIT, entry_name, pass_entry_name, pass_keys
+from .passes import emit_keyed_pass
 from .plan import CODELET_RADICES, HEADER_FIELDS
 from .planner import emit_planner
 from .real import emit_c2r_pre, emit_r2c_post
 
-FLAG_FORWARD, FLAG_LANES = 1, 2
-SCRATCH_PER_LANE = 4  # scratch values of T per element per lane (two ping-pong complex buffers)
-
-
-def entry_name(precision: str) -> str:
-    return f"aot_fft_c2c_{precision}"
-
-
-def pass_entry_name(precision: str) -> str:
-    return f"aot_fft_pass_{precision}"
+__all__ = ["FLAG_FORWARD", "FLAG_LANES", "SCRATCH_PER_LANE", "emit_module", "entry_name", "pass_entry_name"]
+_SPLIT_KIND = {("w", "p"): "wp", ("p", "p"): "p", ("p", "w"): "pw"}
 
 
 class _Emitter:
-    def __init__(self, mod: L.Module, ft: L.Type, vlen: int):
+    """The plan interpreters and entries. `passes(radix, forward, src, dst)` gives the function of
+    a pass (names.pass_keys): emitted into the module by default, an import stub in groups.py."""
+
+    def __init__(self, mod: L.Module, ft: L.Type, vlen: int, passes=None):
         self.mod, self.ft, self.vlen = mod, ft, vlen
-        self.s, self.w, self.v = Scalar(ft), Wide(ft, vlen), Lanes(ft, vlen)
+        self.layouts = layouts_of(ft, vlen)
+        self.s, self.w, self.v = (self.layouts[k] for k in ("s", "w", "v"))
+        passes = passes or (lambda r, fw, src, dst: emit_keyed_pass(mod, r, fw, src, dst, self.layouts))
         self.passes: dict[tuple, L.Function] = {}
-        for fwd in (True, False):
-            for lay in (self.s, self.w, self.v):  # Wide codelet passes run their own scalar tails
-                for r in CODELET_RADICES if lay is not self.s else ():
-                    self.passes[(r, fwd, lay.name)] = emit_pass(mod, r, fwd, lay)
-                self.passes[("g", fwd, lay.name)] = emit_generic_pass(mod, fwd, lay)
         # single transforms whose last radix is a multiple of VLEN keep their work buffers Split
-        self.split = {fwd: emit_split_passes(mod, fwd, self.w, Split(ft, vlen)) for fwd in (True, False)}
+        self.split: dict[bool, dict] = {True: {}, False: {}}
+        for fwd in (True, False):
+            for r, src, dst in pass_keys(fwd, vlen):
+                fn = passes(r, fwd, src, dst)
+                if SPLIT in (src, dst):
+                    self.split[fwd][(r, _SPLIT_KIND[(src, dst)])] = fn
+                else:
+                    self.passes[(r, fwd, src)] = fn
 
     # -- plan interpreter -------------------------------------------------------------------
     def emit_runner(self, forward: bool, lanes: bool) -> L.Function:

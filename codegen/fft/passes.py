@@ -18,12 +18,12 @@ from llvmlite import ir as L
 
 from .codelets import FLAGS, CArith, dft
 from .layouts import I64, PTR, KPair, Layout, Wide, for_range, i64, no_vectorize_md
-from .plan import CODELET_RADICES
+from .names import SPLIT, WIDE
+from .names import pass_name as _symbol
 
 
 def pass_name(radix: int | str, forward: bool, layout: Layout, out: Layout | None = None) -> str:
-    conv = "" if out is None or out.name == layout.name else out.name
-    return f"aot_fft_pass{radix}_{'f' if forward else 'b'}_{layout.name}{conv}"
+    return _symbol(radix, forward, layout.name, None if out is None else out.name)
 
 
 def _new_function(mod: L.Module, name: str, extra: tuple = ()) -> tuple[L.Function, L.IRBuilder]:
@@ -105,19 +105,16 @@ def _tiered(b: L.IRBuilder, tiers: list[tuple], stop, md, name: str, body) -> No
         start = end
 
 
-def emit_split_passes(mod: L.Module, forward: bool, wide: Layout, split: Layout) -> dict:
-    """The passes of a transform run through Split work buffers: {(radix, kind): function} with
-    kind "wp" (first pass: numpy layout in, Split out), "p" (Split to Split), both for ido > 1,
-    and "pw" (the last pass, ido == 1, back to the numpy layout; radices that are multiples of
-    VLEN only). Empty when no radix is."""
-    out: dict = {}
-    last = [r for r in CODELET_RADICES if r % split.vlen == 0]
-    for r in CODELET_RADICES if last else ():
-        out[(r, "wp")] = emit_pass(mod, r, forward, wide, split, part="twiddled")
-        out[(r, "p")] = emit_pass(mod, r, forward, split, split, part="twiddled")
-    for r in last:
-        out[(r, "pw")] = emit_pass(mod, r, forward, split, wide, part="over_k")
-    return out
+def emit_keyed_pass(mod: L.Module, radix: int | str, forward: bool, src: str, dst: str, layouts: dict) -> L.Function:
+    """The pass of names.pass_keys' key (radix, src, dst), `layouts` by name (layouts.layouts_of).
+    Split passes: numpy layout to Split and Split to Split are only the ido > 1 loop (every pass
+    but the last), Split back to the numpy layout only the ido == 1 one (the last)."""
+    if radix == "g":
+        return emit_generic_pass(mod, forward, layouts[src])
+    if SPLIT not in (src, dst):
+        return emit_pass(mod, radix, forward, layouts[src])
+    part = "over_k" if dst == WIDE else "twiddled"
+    return emit_pass(mod, radix, forward, layouts[src], layouts[dst], part=part)
 
 
 def emit_generic_pass(mod: L.Module, forward: bool, layout: Layout) -> L.Function:

@@ -40,6 +40,17 @@ from llvmlite import ir as L
 
 from ..llvm.loops import for_range, while_loop
 from .layouts import I32, I64, PTR, i64
+from .names import (
+    FIELD_BLUE,
+    FIELD_CHIRP,
+    FIELD_HDR,
+    FIELD_KERN,
+    FIELD_N,
+    FIELD_N2,
+    FIELD_REFS,
+    FIELD_TW,
+    plan_names,
+)
 from .plan import CODELET_RADICES, HEADER_FIELDS
 
 F64 = L.DoubleType()
@@ -47,11 +58,8 @@ I1 = L.IntType(1)
 MAX_FACTORS = 64
 META_BYTES = 128
 HUGE_PAGE, HUGE_BLOCK, MADV_HUGEPAGE = 2 << 20, 4 << 20, 14  # Linux's transparent huge pages
-FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIELD_KERN = range(8)
-
-
-def plan_names(precision: str) -> dict[str, str]:
-    return {w: f"aot_fft_plan_{w}_{precision}" for w in ("make", "exec", "get", "release", "roots")}
+__all__ = ["FIELD_BLUE", "FIELD_CHIRP", "FIELD_HDR", "FIELD_KERN", "FIELD_N", "FIELD_N2", "FIELD_REFS", "FIELD_TW",
+           "emit_planner", "plan_names"]
 
 
 def _f(v: float) -> L.Constant:

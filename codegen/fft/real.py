@@ -19,14 +19,9 @@ from llvmlite import ir as L
 
 from .codelets import CArith
 from .layouts import I32, I64, PTR, Scalar, Wide, for_range, i64
+from .names import c2r_name, r2c_name
 
-
-def r2c_name(precision: str) -> str:
-    return f"aot_fft_r2c_post_{precision}"
-
-
-def c2r_name(precision: str) -> str:
-    return f"aot_fft_c2r_pre_{precision}"
+__all__ = ["c2r_name", "emit_c2r_pre", "emit_r2c_post", "r2c_name"]
 
 
 class _Pairs:

@@ -23,7 +23,7 @@ class Native:
         k = kernels(precision)
         self.k, self.ct = k, PRECISIONS[precision]
         names = plan_names(precision)
-        addr = {w: k._engine.address(n) for w, n in names.items()}
+        addr = {w: k.address(n) for w, n in names.items()}
         t = k.ctype
         self.make, self.release = k.plan_make, k.plan_release
         self.get = ffi.cast("void *(*)(void *, int64_t)", addr["get"])

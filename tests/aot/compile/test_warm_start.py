@@ -256,3 +256,30 @@ def test_what_the_key_cannot_describe_is_not_warm_started():
     assert function_key(plain, (x,), {}, "other settings") != key
     for f, args in ((uses_global, (x,)), (with_scalar, (x, 2.0)), (uses_object, (x,))):
         assert np.array_equal(aot.compile(f)(*args), f(*args))
+
+
+def test_two_functions_start_warm_in_one_process(tmp_path):
+    """Each warm start loads its own library (glibc knows a library by its path: memory files
+    that were closed and reused would hand the second function the first one's code)."""
+    prog = tmp_path / "two.py"
+    prog.write_text(textwrap.dedent("""
+        import json
+        import numpy as np
+        import aot
+
+        f = aot.compile(lambda x: np.sin(x) + 1.0)
+        g = aot.compile(lambda x: np.cos(x) * 2.0)
+        a = np.linspace(0, 1, 50)
+        ok = np.allclose(f(a), np.sin(a) + 1.0) and np.allclose(g(a), np.cos(a) * 2.0)
+        warm = f.cache_info()["warm_starts"] + g.cache_info()["warm_starts"]
+        print(json.dumps({"ok": bool(ok), "warm": warm}))
+    """))
+    env = {**os.environ, "AOT_CACHE_DIR": str(tmp_path / "cache"), "AOT_WARM_START": "1"}
+
+    def run():
+        out = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True,
+                             timeout=180, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    assert run() == {"ok": True, "warm": 0}
+    assert run() == {"ok": True, "warm": 2}

@@ -1,0 +1,88 @@
+"""The kernel module's ABI facts that need no code generator: flags, symbol names, plan-block
+fields, and which functions the plan interpreter calls (and which kernel group defines each).
+
+aot.fft reads these on a disk-cache hit without importing llvmlite; module.py, passes.py,
+real.py, planner.py and groups.py emit what they name.
+"""
+from __future__ import annotations
+
+from .plan import CODELET_RADICES
+
+FLAG_FORWARD, FLAG_LANES = 1, 2
+SCRATCH_PER_LANE = 4  # scratch values of T per element per lane (two ping-pong complex buffers)
+# the run-time planner's plan block (planner.py), int64 words
+FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIELD_KERN = range(8)
+# the layouts of a pass (layouts.py's `name`): scalar, wide, lanes, split work buffers
+SCALAR, WIDE, LANES, SPLIT = "s", "w", "v", "p"
+
+
+def entry_name(precision: str) -> str:
+    return f"aot_fft_c2c_{precision}"
+
+
+def pass_entry_name(precision: str) -> str:
+    return f"aot_fft_pass_{precision}"
+
+
+def r2c_name(precision: str) -> str:
+    return f"aot_fft_r2c_post_{precision}"
+
+
+def c2r_name(precision: str) -> str:
+    return f"aot_fft_c2r_pre_{precision}"
+
+
+def plan_names(precision: str) -> dict[str, str]:
+    return {w: f"aot_fft_plan_{w}_{precision}" for w in ("make", "exec", "get", "release", "roots")}
+
+
+def pass_name(radix: int | str, forward: bool, src: str, dst: str | None = None) -> str:
+    """The symbol of a pass reading layout `src` and writing `dst` (default: the same)."""
+    conv = "" if dst is None or dst == src else dst
+    return f"aot_fft_pass{radix}_{'f' if forward else 'b'}_{src}{conv}"
+
+
+def split_radices(vlen: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(radices with Split passes, radices that can end a Split plan: multiples of VLEN); none
+    at all when no radix is a multiple of VLEN."""
+    last = tuple(r for r in CODELET_RADICES if r % vlen == 0)
+    return (CODELET_RADICES if last else ()), last
+
+
+def pass_keys(forward: bool, vlen: int) -> list[tuple]:
+    """Every pass the plan interpreter of one direction may call, as (radix or "g", src, dst):
+    codelet passes in the wide and lanes layouts, the generic pass in all three, and the Split
+    passes (first "wp", middle "pp", last "pw")."""
+    keys = [(r, lay, lay) for lay in (WIDE, LANES) for r in CODELET_RADICES]
+    keys += [("g", lay, lay) for lay in (SCALAR, WIDE, LANES)]
+    some, last = split_radices(vlen)
+    keys += [(r, src, dst) for r in some for src, dst in ((WIDE, SPLIT), (SPLIT, SPLIT))]
+    keys += [(r, SPLIT, WIDE) for r in last]
+    return keys
+
+
+def group_of(radix: int | str, forward: bool) -> tuple:
+    """The kernel group that defines the passes of `radix` in one direction (groups.py)."""
+    return ("generic", forward) if radix == "g" else ("radix", radix, forward)
+
+
+def group_name(group: tuple) -> str:
+    return "_".join(str(int(p) if isinstance(p, bool) else p) for p in group)
+
+
+def imports_of(group: tuple, precision: str, vlen: int) -> list[tuple[str, tuple]]:
+    """(symbol, defining group) of what a group's module calls through its import table, in slot
+    order: the loader fills slot i with the address of symbol i once its group is loaded."""
+    if group == ("core",):
+        return [(pass_name(r, fw, s, d), group_of(r, fw)) for fw in (True, False) for r, s, d in pass_keys(fw, vlen)]
+    if group == ("planner",):
+        return [(entry_name(precision), ("core",))]
+    return []
+
+
+def imports_symbol(precision: str) -> str:
+    return f"aot_fft_imports_{precision}"
+
+
+def vlen_symbol(precision: str) -> str:
+    return f"aot_fft_vlen_{precision}"
