@@ -85,8 +85,9 @@ def _env(pyc: bool, **extra) -> dict:
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     if pyc:
         env["PYTHONPYCACHEPREFIX"] = _PYC
-    else:
+    else:  # an empty prefix: the checkout's own __pycache__ (if any) is not read either
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="aot-bench-nopyc-")
     return dict(env, **extra)
 
 
