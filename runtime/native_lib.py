@@ -8,6 +8,7 @@ written to a private temporary file first.
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 
@@ -57,6 +58,7 @@ def link_objects(objects: list[bytes], timeout: float = 60.0) -> bytes:
             return f.read()
 
 
+@functools.cache
 def _has_libmvec() -> bool:
     try:
         ctypes.CDLL("libmvec.so.1")

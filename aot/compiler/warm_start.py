@@ -22,6 +22,8 @@ import marshal
 import os
 import threading
 
+import numpy as np
+
 from .._pytree import LeafSpec, TreeSpec
 
 log = logging.getLogger(__name__)
@@ -169,15 +171,9 @@ def _link_and_put(key: str, runner, unwrap: bool) -> None:
     lib = link_objects([obj, tramp])
     sig = runner.signature
     rec = {"format": _FORMAT, "entry": sig.name, "trampoline": tramp_symbol, "unwrap": unwrap,
-           "inputs": [(_dtype_str(s.dtype), tuple(s.shape)) for s in sig.inputs],
-           "outputs": [(_dtype_str(s.dtype), tuple(s.shape)) for s in sig.outputs]}
+           "inputs": [(np.dtype(s.dtype).str, tuple(s.shape)) for s in sig.inputs],
+           "outputs": [(np.dtype(s.dtype).str, tuple(s.shape)) for s in sig.outputs]}
     record_key, lib_key = _keys(key)
     cache.put(lib_key, lib)  # the library first: a record is only ever seen with its library
     cache.put(record_key, marshal.dumps(rec))
     log.debug("warm start: stored %s (%d bytes)", sig.name, len(lib))
-
-
-def _dtype_str(dt) -> str:
-    import numpy as np
-
-    return np.dtype(dt).str
