@@ -18,6 +18,7 @@ _LAZY = {
     "Dim": ("aot.export", "Dim"),
     "ExportedProgram": ("aot.export", "ExportedProgram"),
     "aot_compile": ("aot.export", "aot_compile"),
+    "aot_compile_async": ("aot.export", "aot_compile_async"),
     "aot_load": ("aot.export", "aot_load"),
     "make_fx": ("aot.fx.experimental.proxy_tensor", "make_fx"),
 }

@@ -8,6 +8,10 @@ The llvm backend compiles on a watchdog thread (watchdog.py): a compile that ove
 (options["compile_timeout"], $AOT_COMPILE_TIMEOUT, 30 s) leaves its entry running the captured
 graph eagerly with numpy, with one warning, and the native runner replaces it when the compile
 finishes (unless reset() dropped the entry meanwhile; a failed late compile keeps it eager).
+
+Asynchronous compilation (background.py): with options={"async_compile": True} a call that no
+entry serves runs eagerly with numpy and starts the capture and compile on the compile pool;
+`f.compile_async(*args)` starts one explicitly and returns its aot.futures.Future.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import numpy as np
 
 from .._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
 from ..logs import artifact_logger
-from . import warm_start, watchdog
+from . import background, warm_start, watchdog
 from .backends import lookup_backend
 from .guards import build_guards, free_variable_guards, leaf_sources
 
@@ -55,6 +59,7 @@ class CacheEntry:
     out_template: list  # per output leaf: ("graph", k) or ("const", value)
     gm: Any
     hits: int = 0
+    error: BaseException | None = None  # its compile failed: the entry runs the graph eagerly
     fast: Any = None  # None: not decided yet; False: none; else fast(*arrays) -> result or None
     pending: Any = None  # the compile's Future while the entry runs eagerly (it overran its budget)
     mutations: list = field(default_factory=list)  # capture.Capture.mutations: new values to copy back
@@ -68,6 +73,8 @@ class CacheStats:
     eager_fallbacks: int = 0
     compile_timeouts: int = 0
     warm_starts: int = 0  # entries loaded from an earlier process's native code (warm_start.py)
+    native_calls: int = 0  # calls a compiled entry served
+    eager_calls: int = 0  # calls numpy served (eager fallback, compile in flight or overrun, failed)
     entries: list = field(default_factory=list)
 
 
@@ -87,6 +94,8 @@ class CompiledFunction:
         self._timeout = self._options.pop("compile_timeout", None)
         if self._timeout is not None:
             watchdog.check_budget(self._timeout)
+        self._async = background.check_flag(self._options.pop("async_compile", False))
+        self._background = background.InFlight()  # compiles running on the pool, by call signature
         self._entries: list[CacheEntry] = []
         self._stats = CacheStats()
         self._lock = threading.RLock()
@@ -116,6 +125,7 @@ class CompiledFunction:
                         self._hot(entry)
                         entry.hits += 1
                         self._stats.hits += 1
+                        self._stats.native_calls += 1
                         return out
         leaves, spec = tree_flatten((args, kwargs)) if kwargs else tree_flatten(args)
         for entry in self._entries:
@@ -127,6 +137,8 @@ class CompiledFunction:
                 return self._run(entry, leaves, args, kwargs)
         if self._eager_reason is not None:
             return self._eager(args, kwargs)
+        if self._async or self._background:
+            return background.miss(self, args, kwargs, leaves, spec)
         with self._lock:
             return self._miss(args, kwargs, leaves, spec)
 
@@ -140,6 +152,7 @@ class CompiledFunction:
         if n:
             self._fast_entry.hits += n
             self._stats.hits += n
+            self._stats.native_calls += n
 
     def _run(self, entry: CacheEntry, leaves: list, args: tuple, kwargs: dict):
         inputs = [leaves[i] for i in entry.input_index]
@@ -147,6 +160,10 @@ class CompiledFunction:
             inputs += [f() for f in entry.lifted]
         if entry.mutations and _overlapping(inputs):  # arguments sharing memory: numpy's own answer
             return self._eager(args, kwargs)
+        if entry.pending is None and entry.error is None:
+            self._stats.native_calls += 1
+        else:
+            self._stats.eager_calls += 1
         outs = entry.runner(*inputs)
         for _, i, k in entry.mutations:  # numpy updates the caller's arrays in place
             np.copyto(leaves[i], outs[k])
@@ -154,22 +171,20 @@ class CompiledFunction:
                 for kind, k in entry.out_template]
         return tree_unflatten(flat, entry.out_spec)
 
+    def _matching(self, leaves) -> CacheEntry | None:
+        return next((e for e in self._entries if e.guards.check(leaves)), None)
+
     def _miss(self, args, kwargs, leaves, spec):
-        for entry in self._entries:  # another thread may have compiled it meanwhile
-            if entry.guards.check(leaves):
-                return self._run(entry, leaves, args, kwargs)
-        if self._entries:
-            self._stats.guard_failures += 1
-            self._note_guard_failure(leaves)
-        if len(self._entries) >= self._limit:
+        entry = self._matching(leaves)  # another thread may have compiled it meanwhile
+        if entry is not None:
+            return self._run(entry, leaves, args, kwargs)
+        self._note_miss(leaves)
+        if self._full():
             return self._fall_back(f"cache size limit ({self._limit}) reached", args, kwargs)
         warm_key = self._warm_key(args, kwargs)
-        if warm_key is not None:
-            entry = self._warm_entry(warm_key, args, leaves)
-            if entry is not None:
-                self._entries.append(entry)
-                self._stats.warm_starts += 1
-                return self._run(entry, leaves, args, kwargs)
+        entry = self._warm_started(warm_key, args, leaves)
+        if entry is not None:
+            return self._run(entry, leaves, args, kwargs)
         from .capture import GraphBreak
 
         try:
@@ -178,13 +193,33 @@ class CompiledFunction:
             if self._fullgraph:
                 raise
             return self._fall_back(str(e), args, kwargs)
+        self._add_entry(entry, warm_key, args)
+        if entry.pending is not None:
+            self._overran(entry)
+        return self._run(entry, leaves, args, kwargs)
+
+    def _note_miss(self, leaves) -> None:
+        """A call no entry serves: with entries, a guard failure (which dims changed)."""
+        if self._entries:
+            self._stats.guard_failures += 1
+            self._note_guard_failure(leaves)
+
+    def _full(self) -> bool:
+        return len(self._entries) + len(self._background) >= self._limit
+
+    def _warm_started(self, warm_key, args, leaves) -> CacheEntry | None:
+        """The entry an earlier process's native code gives this call (added), or None."""
+        entry = self._warm_entry(warm_key, args, leaves) if warm_key is not None else None
+        if entry is not None:
+            self._entries.append(entry)
+            self._stats.warm_starts += 1
+        return entry
+
+    def _add_entry(self, entry: CacheEntry, warm_key, args) -> None:
         self._entries.append(entry)
         self._stats.compiles += 1
         if warm_key is not None and warm_start.qualifies(entry, args):
             warm_start.record(warm_key, entry)
-        if entry.pending is not None:
-            self._overran(entry)
-        return self._run(entry, leaves, args, kwargs)
 
     def _warm_key(self, args: tuple, kwargs: dict) -> str | None:
         """The warm-start key of this call (warm_start.py), or None where it cannot have one: not
@@ -225,6 +260,13 @@ class CompiledFunction:
     def _eager(self, args: tuple, kwargs: dict):
         """The function run by numpy, with the calls aot accepts beyond numpy's signatures (jax's size=
         of np.nonzero & co: conversions.py) still accepted."""
+        self._stats.eager_calls += 1
+        if "aot.compiler.capture" not in sys.modules:  # no capture yet (an async first call): plain numpy
+            try:
+                return self._fn(*args, **kwargs)
+            except TypeError as e:  # perhaps a call only aot accepts (size=): again, as below
+                if "keyword argument" not in str(e):
+                    raise
         from .capture import TracedArray
         from .conversions import traced_conversions
 
@@ -247,15 +289,17 @@ class CompiledFunction:
             if index is None:  # reset() dropped the entry meanwhile
                 return
             if job.exception() is not None:
-                entry.pending = None
+                entry.pending, entry.error = None, job.exception()
                 log.warning("aot.compile: the background compile of %s failed; it keeps running "
                             "eagerly", self._qualname, exc_info=job.exception())
                 return
             if self._fast_entry is entry:
                 self._hot(None)
-            self._entries[index] = dataclasses.replace(entry, runner=job.result(), fast=None, pending=None)
+            self._entries[index] = dataclasses.replace(entry, runner=job.value(), fast=None, pending=None)
 
-    def _compile(self, args, kwargs, leaves, spec) -> CacheEntry:
+    def _compile(self, args, kwargs, leaves, spec, wait: bool = True) -> CacheEntry:
+        """Capture and compile an entry for this call. `wait=False` (a background compile, already
+        off the caller's thread): the backend runs here, without a budget."""
         from .capture import capture
 
         dynamic = self._dynamic_for_next()
@@ -270,9 +314,16 @@ class CompiledFunction:
         guards_log.info("guards for %s:\n  %s", getattr(self._fn, "__qualname__", self._fn),
                         "\n  ".join(gset.texts))
         example = [leaves[i] for i in cap.input_index] + [f() for f in cap.lifted]
-        runner, pending = self._build_runner(cap.gm, example)
+        error = None
+        if wait:
+            runner, pending = self._build_runner(cap.gm, example)
+        else:
+            try:
+                runner, pending = self._call_backend(cap.gm, example), None
+            except Exception as e:  # noqa: BLE001 - the entry keeps the error and runs the graph eagerly
+                runner, pending, error = cap.gm.forward, None, e
         return CacheEntry(gset, runner, cap.input_index, cap.lifted, cap.out_spec, cap.out_template, cap.gm,
-                          pending=pending, mutations=cap.mutations)
+                          pending=pending, error=error, mutations=cap.mutations)
 
     def _build_runner(self, gm, example):
         """(runner, None), or for the llvm backend past its budget (gm.forward, the compile's Future)."""
@@ -281,7 +332,7 @@ class CompiledFunction:
         budget = watchdog.compile_budget(self._timeout)
         job = watchdog.submit(self._call_backend, gm, example, name=f"aot-compile {self._qualname}")
         if watchdog.wait(job, budget):
-            return job.result(), None
+            return job.wait(), None
         return gm.forward, job
 
     def _call_backend(self, gm, example):
@@ -312,9 +363,18 @@ class CompiledFunction:
             "eager_reason": self._eager_reason,
             "compile_timeouts": self._stats.compile_timeouts,
             "warm_starts": self._stats.warm_starts,
-            "entries": [{"guards": list(e.guards.texts), "hits": e.hits, "compiling": e.pending is not None}
+            "calls": {"native": self._stats.native_calls, "eager": self._stats.eager_calls},
+            "compiling": len(self._background),
+            "entries": [{"guards": list(e.guards.texts), "hits": e.hits, "compiling": e.pending is not None,
+                         "failed": None if e.error is None else f"{type(e.error).__name__}: {e.error}"}
                         for e in self._entries],
         }
+
+    def compile_async(self, *args, **kwargs):
+        """Start compiling an entry for calls like this one on the compile pool; returns an
+        aot.futures.Future completed with the entry (its `guards.texts`), or the compile's error.
+        An entry that already serves these arguments completes the future at once."""
+        return background.compile_async(self, args, kwargs)
 
     def reset(self) -> None:
         with self._lock:
@@ -323,6 +383,7 @@ class CompiledFunction:
             self._stats = CacheStats()
             self._eager_reason = None
             self._dynamic_dims.clear()
+            self._background.forget()  # compiles in flight finish, but install nothing
 
     @property
     def _qualname(self) -> str:

@@ -1,5 +1,6 @@
 """Ahead-of-time compilation: `aot.export`, `aot.Dim`, `aot.ExportedProgram`, `aot.aot_compile`,
-`aot.aot_load` (torch.export / AOTInductor's contract; shared libraries with a standalone C ABI).
+`aot.aot_compile_async`, `aot.aot_load` (torch.export / AOTInductor's contract; shared libraries
+with a standalone C ABI).
 
 `aot.export` is both this package and the function: the module is callable, so `aot.export(fn,
 args)` works however `aot.export` was first reached (attribute or `import aot.export`).
@@ -32,10 +33,12 @@ _LAZY = {
     "InputSpec": "program",
     "OutputSpec": "program",
     "aot_compile": "library",
+    "aot_compile_async": "library",
     "aot_load": "load",
 }
 
-__all__ = ["Dim", "ExportError", "ExportedProgram", "InputSpec", "OutputSpec", "aot_compile", "aot_load", "export"]
+__all__ = ["Dim", "ExportError", "ExportedProgram", "InputSpec", "OutputSpec", "aot_compile", "aot_compile_async",
+           "aot_load", "export"]
 
 
 def __getattr__(name: str):

@@ -98,6 +98,16 @@ def aot_compile(
     return str(files.library if host else files.object)
 
 
+def aot_compile_async(fn_or_program, args=None, kwargs=None, *, dynamic_shapes=None, path,
+                      target: str = "host", options: dict | None = None):
+    """aot_compile on the compile pool (aot/compiler/watchdog.py): returns an aot.futures.Future
+    completed with the library's path, or holding the error aot_compile raised."""
+    from ..compiler import watchdog
+
+    return watchdog.submit_background(aot_compile, fn_or_program, args, kwargs, dynamic_shapes=dynamic_shapes,
+                                      path=path, target=target, options=options)
+
+
 def _kernel_objects(func, tgt) -> dict[str, bytes]:
     """Object code of the kernel families the graph calls as external symbols (the FFT kernels,
     built for the library's target)."""

@@ -201,7 +201,7 @@ def test_submit_returns_a_future_with_result_exception_and_context():
     job = watchdog.submit(lambda: (gate.wait(120), var.get())[1], name="aot-compile test")
     assert not watchdog.wait(job, 0.01)
     gate.set()
-    assert watchdog.wait(job, float("inf")) and job.result() == "caller's"
+    assert watchdog.wait(job, float("inf")) and job.wait() == "caller's"
     failing = watchdog.submit(lambda: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        failing.result(120)
+        failing.wait()
