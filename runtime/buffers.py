@@ -47,9 +47,10 @@ def builtin_at(address: int, name: str, this: np.ndarray):
     """A Python builtin calling the METH_FASTCALL function at `address` with `this` as its self
     (runtime.jit.array_trampoline's helpers: `this` is their int64 context block)."""
     key = (address, name)
-    if key not in _method_defs:
-        _method_defs[key] = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
-    return _new_builtin(ctypes.addressof(_method_defs[key]), this, None)
+    md = _method_defs.get(key)
+    if md is None:  # setdefault: a def another thread made meanwhile wins (builtins point at it for good)
+        md = _method_defs.setdefault(key, _MethodDef(name.encode(), address, _METH_FASTCALL, None))
+    return _new_builtin(ctypes.addressof(md), this, None)
 
 
 def _c_api(name: str) -> int:
