@@ -19,9 +19,10 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(PY) examples/quickstart.py
 
-# the suite CI runs (slow-marked tests excluded: the 20,000-program fuzz run, full-range ulp scans)
+# the suite CI runs (slow-marked tests excluded: the 20,000-program fuzz run, full-range ulp scans);
+# loadscope: a test module runs on one worker, so its module-scoped JIT fixtures are built once
 test: $(STAMP)
-	$(PY) -m pytest -n 2 -q -m "not slow"
+	$(PY) -m pytest -n 2 --dist loadscope -q -m "not slow"
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m slow

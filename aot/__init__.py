@@ -9,7 +9,7 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"fx", "nn", "fft", "func", "futures", "compiler", "ops", "export", "logs", "cli"}
+_SUBMODULES = {"fx", "nn", "fft", "func", "futures", "cuda", "compiler", "ops", "export", "logs", "cli"}
 # public callables -> (module, attribute); resolved lazily
 _LAZY = {
     "compile": ("aot.compiler", "compile"),

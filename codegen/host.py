@@ -283,8 +283,42 @@ class CpuHost(Host):
         cb.ret(cb.load(self.rc_slot, typ=I32))
 
 
+class KernelsHost(CpuHost):
+    """The host of the NVIDIA target while only its kernels are built (codegen/ptx.py): it records
+    each launch (the kernel and its argument block's size) for the PTX's kernel entries, and
+    refuses what the GPU cannot do yet. Its entry function is discarded."""
+
+    loop_skeletons = ("vector_rows",)
+
+    def launch(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
+        self.module.__dict__.setdefault("aot_gpu_kernels", []).append((kern, len(slots)))
+        b = self.builder
+        arr = L.Constant(PTR, None)  # the entry is discarded: its launches need no argument block
+        b.call(kern, [arr, i64(0), total])
+        return Launch(self, arr)
+
+    def read_arg(self, launch: Launch, k: int) -> L.Value:
+        return i64(0)
+
+    def split_ways(self) -> int:
+        return 1
+
+    def num_threads(self):
+        return None
+
+    def scratch(self, b: L.IRBuilder, nbytes: int):
+        raise NotImplementedError("the NVIDIA target: kernels that take scratch memory are not built for the GPU yet")
+
+    def plan_slot(self, release: str, what: str = "fft_plan"):
+        raise NotImplementedError("the NVIDIA target: FFT plans are not built for the GPU yet")
+
+    def call_planner(self, name, ret, argtypes, args):
+        raise NotImplementedError("the NVIDIA target: FFT plans are not built for the GPU yet")
+
+
+
 # target kind -> its Host (targets/kinds.py)
-HOSTS: dict[str, type[Host]] = {"cpu": CpuHost}
+HOSTS: dict[str, type[Host]] = {"cpu": CpuHost, "nvptx": KernelsHost}
 
 
 def host_class(target: Target) -> type[Host]:

@@ -6,7 +6,8 @@ optionally with a CPU after a colon (`aarch64-unknown-linux-gnu:neoverse-v1`). A
 cannot generate complete code for is rejected (UnsupportedTarget, naming what is missing): GPU
 architectures (their target kind lacks a Host and a math library, targets/kinds.py) and CPUs
 without an operating system whose C library the CPU host code calls (aligned_alloc, free,
-pthreads, libm). "cuda:sm_XX", the NVIDIA target's public spelling, is not built yet.
+pthreads, libm). "cuda:sm_XX", the NVIDIA target's public spelling, compiles kernels to PTX
+(codegen.compile_ptx) but not yet a library.
 """
 
 from __future__ import annotations
@@ -58,9 +59,12 @@ def resolve_target(name: str) -> Target:
     if name == "host" or name in _X86_LEVELS:
         return named_target(name)
     if name == "cuda" or name.startswith("cuda:"):
+        from .nvptx import parse_sm
+
+        parse_sm(name)  # a bad architecture is a ValueError naming it
         raise UnsupportedTarget(
-            f"target {name!r}: the NVIDIA target ('cuda:sm_XX') is not built yet; code generation "
-            f"for nvptx64-nvidia-cuda lacks {TARGET_KINDS['nvptx'].missing}"
+            f"target {name!r}: libraries for the NVIDIA target ('cuda:sm_XX') are not built yet; code "
+            f"generation for nvptx64-nvidia-cuda lacks {TARGET_KINDS['nvptx'].missing}"
         )
     triple, _, cpu = name.partition(":")
     if triple.count("-") < 1:

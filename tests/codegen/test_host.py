@@ -38,13 +38,15 @@ def test_nvptx_triple_rejected(name):
     with pytest.raises(UnsupportedTarget) as info:
         resolve_target(name)
     msg = str(info.value)
-    assert name in msg and "libdevice" in msg and "Host" in msg and "cuda:sm_XX" in msg
+    assert name in msg and "driver" in msg and "Host" in msg and "cuda:sm_XX" in msg and "compile_ptx" in msg
     assert isinstance(info.value, NotImplementedError) and isinstance(info.value, ValueError)
 
 
 def test_cuda_spelling_not_built_yet():
-    with pytest.raises(NotImplementedError, match=r"'cuda:sm_80'.*NVIDIA target.*not built yet"):
+    with pytest.raises(NotImplementedError, match=r"'cuda:sm_80'.*libraries for the NVIDIA target.*not built yet"):
         resolve_target("cuda:sm_80")
+    with pytest.raises(ValueError, match="sm_70.*older than sm_75"):
+        resolve_target("cuda:sm_70")
 
 
 @pytest.mark.parametrize("name", ["wasm32-unknown-unknown", "aarch64-unknown-none", "x86_64-pc-windows-msvc"])
@@ -91,8 +93,9 @@ def test_unknown_math_library():
 # --- the Host: chosen by the target's kind -----------------------------------------------------------------
 def test_host_class_by_kind():
     assert host_mod.host_class(host_target()) is host_mod.CpuHost
-    with pytest.raises(NotImplementedError, match="target kind 'nvptx'"):
-        host_mod.host_class(dataclasses.replace(host_target(), kind="nvptx"))
+    assert host_mod.host_class(dataclasses.replace(host_target(), kind="nvptx")) is host_mod.KernelsHost
+    with pytest.raises(NotImplementedError, match="target kind 'tpu'"):
+        host_mod.host_class(dataclasses.replace(host_target(), kind="tpu"))
     with pytest.raises(NotImplementedError, match="grid_stride"):
         host_mod.host_class(dataclasses.replace(host_target(), loop_skeleton="grid_stride"))
 
