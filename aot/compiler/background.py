@@ -96,9 +96,8 @@ def miss(cf, args: tuple, kwargs: dict, leaves: list, spec):
             job = cf._background.get(sig)
             if job is None and not cf._async:  # compiles in flight, none for this call: compile it now
                 return cf._miss(args, kwargs, leaves, spec)
-            start = job is None
-            if start:
-                entry, job, sig, reason = _claim(cf, args, kwargs, leaves, spec)
+            if job is None:
+                entry, job, sig, reason, start = _claim(cf, args, kwargs, leaves, spec)
     if entry is not None:
         return cf._run(entry, leaves, args, kwargs)
     if reason is not None:
@@ -130,7 +129,9 @@ def compile_async(cf, args: tuple, kwargs: dict) -> Future:
             job = cf._background.get(sig)
             if job is not None:
                 return job
-            entry, job, sig, reason = _claim(cf, args, kwargs, leaves, spec)
+            entry, job, sig, reason, start = _claim(cf, args, kwargs, leaves, spec)
+            if job is not None and not start:  # one in flight after all (its dims became dynamic)
+                return job
         else:
             reason = cf._eager_reason
     if entry is not None:
@@ -145,23 +146,24 @@ def compile_async(cf, args: tuple, kwargs: dict) -> Future:
 
 
 def _claim(cf, args, kwargs, leaves, spec):
-    """Under cf._lock, for a call with no entry and no compile in flight: (entry, None, sig, None)
-    when a warm start serves it, (None, None, None, reason) when the function must run eagerly,
-    else (None, job, sig, None) with `job` registered in flight (the caller submits it)."""
+    """Under cf._lock, for a call with no entry and no compile in flight: (entry, job, sig, reason,
+    new): a warm start's entry; or the reason the function must run eagerly; or the job of a
+    compile in flight after all (the dims just noted made the call one of its), new False; or a
+    job registered in flight now, new True (the caller submits it)."""
     cf._note_miss(leaves)
     _note_in_flight_dims(cf, leaves, spec)
-    sig = signature(cf, leaves, spec)  # the dims just noted may have made it one in flight
+    sig = signature(cf, leaves, spec)
     job = cf._background.get(sig)
     if job is not None:
-        return None, job, sig, None
+        return None, job, sig, None, False
     if cf._full():
-        return None, None, None, f"cache size limit ({cf._limit}) reached"
+        return None, None, None, f"cache size limit ({cf._limit}) reached", False
     entry = cf._warm_started(cf._warm_key(args, kwargs), args, leaves)
     if entry is not None:
-        return entry, None, sig, None
+        return entry, None, sig, None, False
     job = Future()
     cf._background.add(sig, job)
-    return None, job, sig, None
+    return None, job, sig, None, True
 
 
 def _note_in_flight_dims(cf, leaves: list, spec) -> None:
