@@ -2,7 +2,7 @@
 
     aot compile FILE.py:FUNC --arg "f64[N,3]" --arg "f32[]" [--dynamic N=1..4096] -o DIR
     aot inspect LIB.so
-    aot show FILE.py:FUNC --arg ... --stage graph|ir|llvm|asm
+    aot show FILE.py:FUNC --arg ... --stage graph|ir|llvm|asm|ptx
     aot bench LIB.so --arg "f64[1000,3]" [--repeat 100]
 
 Argument specs are `DTYPE[DIMS]` with DTYPE one of bool, i32, i64, f32, f64, c64, c128 (or the
@@ -221,6 +221,11 @@ def cmd_show(ns) -> int:
     if ns.stage == "ir":
         print(print_module(module))
         return 0
+    if ns.stage == "ptx":  # the kernels for an NVIDIA GPU (--target cuda:sm_XX; "host" means sm_80)
+        from codegen.ptx import compile_ptx
+
+        print(compile_ptx(module, "cuda" if ns.target == "host" else ns.target).text)
+        return 0
     target = resolve_target(ns.target)
     llmod = lower_module(module, target, CodegenOptions(num_threads=ns.threads or 1))
     print(optimize_ir(llmod, target) if ns.stage == "llvm" else compile_assembly(llmod, target))
@@ -273,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument(
             "--target",
             default="host",
-            help="host (default), x86-64, x86-64-v2/v3/v4, or an LLVM triple[:cpu]",
+            help="host (default), x86-64, x86-64-v2/v3/v4, or an LLVM triple[:cpu]; cuda:sm_XX with --stage ptx",
         )
         sp.add_argument(
             "--threads", type=int, default=0, help="threads for large kernels (default: all cores)"
@@ -302,10 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
         "show",
         help="print one pipeline stage",
         description="Print the captured graph, the "
-        "optimised ir, the optimised LLVM IR or the assembly of FUNC.",
+        "optimised ir, the optimised LLVM IR, the assembly or the PTX (--target cuda:sm_XX) of FUNC.",
     )
     add_fn_args(s)
-    s.add_argument("--stage", choices=("graph", "ir", "llvm", "asm"), default="ir", help="stage to print")
+    s.add_argument("--stage", choices=("graph", "ir", "llvm", "asm", "ptx"), default="ir", help="stage to print")
     s.set_defaults(run=cmd_show)
 
     b = sub.add_parser(

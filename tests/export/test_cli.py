@@ -55,7 +55,8 @@ def test_compile_then_inspect(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "stage, expect", [("graph", "matmul"), ("ir", "func @main"), ("llvm", "define"), ("asm", "ret")]
+    "stage, expect", [("graph", "matmul"), ("ir", "func @main"), ("llvm", "define"), ("asm", "ret"),
+                      ("ptx", ".visible .entry aot_kernel0")]
 )
 def test_show_stages(stage, expect, capsys):
     rc = main(["show", f"{FUNCS}:matmul", "--arg", "f64[4,N]", "--arg", "f64[N,3]", "--stage", stage])
