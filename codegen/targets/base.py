@@ -139,14 +139,29 @@ def optimize(mod: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     index) holds a long chain of NaN-propagating min/max steps that each use the previous value
     three times, all loop-invariant, and VPlan's recursive `vputils::isSingleScalar` walks every
     path of that DAG: 3**28 paths for np.min of the (4, 7) array of issue 11 (days). Measured on
-    random programs with tools/fuzz_compile_time.py and tests/aot/compile/test_compile_time.py."""
+    random programs with tools/fuzz_compile_time.py and tests/aot/compile/test_compile_time.py.
+
+    Identical functions are merged first (`merge_duplicates`)."""
     tm = thread_target_machine(target)
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
+    merge_duplicates(mod, tm)
     pb = llvm.create_pass_builder(tm, pipeline_options(target))
     mpm = pb.getModulePassManager()
     _unlocked(ffi.lib.LLVMPY_RunNewModulePassManager)(mpm, mod, pb)
     return mod
+
+
+def merge_duplicates(mod: llvm.ModuleRef, tm: llvm.TargetMachine) -> None:
+    """LLVM's MergeFunctions: a function identical to another becomes a call of it. A traced loop
+    (a time-stepping solver updating arrays in place) launches the same kernel once per step, each
+    a function of its own; merged before O3, the pipeline and code emission see one body: 20 steps
+    of examples/inplace_updates.py's heat solver went from 10 s of LLVM to 1.9 s, 333 KB of object
+    code to 121 KB."""
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=0))
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_merge_functions_pass()
+    _unlocked(ffi.lib.LLVMPY_RunNewModulePassManager)(mpm, mod, pb)
 
 
 def emit_object(mod: llvm.ModuleRef, target: Target) -> bytes:

@@ -199,3 +199,23 @@ def test_resolve_target_names_what_is_missing():
 
     with pytest.raises(UnsupportedTarget, match="already compile to PTX"):
         resolve_target("cuda:sm_90")
+
+
+@needs_ptxas
+@needs_libdevice
+def test_identical_kernels_keep_their_entries():
+    """Kernels merged as duplicates (targets/base.py merge_duplicates) still have one launchable
+    entry per launch: a kernel entry may not become a call of another."""
+    from aot._pytree import tree_flatten
+    from aot.compiler import llvm_backend
+    from aot.compiler.capture import capture
+
+    from .test_merge_functions import relax
+
+    args = (np.linspace(0, 1, 64),)
+    leaves, spec = tree_flatten(args)
+    module = llvm_backend.build_ir(capture(relax, args, {}, leaves, spec, module=None, dynamic=False).gm)
+    program = compile_ptx(module, "cuda:sm_80")
+    assert len(program.kernels) >= 24
+    assert program.text.count(".visible .entry") == len(program.kernels)
+    assemble(program.text, "sm_80")
