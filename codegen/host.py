@@ -288,8 +288,6 @@ class KernelsHost(CpuHost):
     each launch (the kernel and its argument block's size) for the PTX's kernel entries, and
     refuses what the GPU cannot do yet. Its entry function is discarded."""
 
-    loop_skeletons = ("vector_rows",)
-
     def launch(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
         self.module.__dict__.setdefault("aot_gpu_kernels", []).append((kern, len(slots)))
         b = self.builder
@@ -314,7 +312,6 @@ class KernelsHost(CpuHost):
 
     def call_planner(self, name, ret, argtypes, args):
         raise NotImplementedError("the NVIDIA target: FFT plans are not built for the GPU yet")
-
 
 
 # target kind -> its Host (targets/kinds.py)

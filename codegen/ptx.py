@@ -24,12 +24,12 @@ from dataclasses import dataclass
 
 from llvmlite import ir as L
 
+from .llvm.context import declare
 from .llvm.loops import i64
 from .llvm.types import I32, I64, PTR, VOID
 from .options import CodegenOptions
 from .targets.base import Target
 
-log = logging.getLogger(__name__)
 ptx_log = logging.getLogger("aot.ptx")
 
 GLOBAL_PTR = L.PointerType(addrspace=1)
@@ -58,13 +58,8 @@ class PtxProgram:
         return f"{major}.{minor}"
 
 
-
-
 def _sreg(module: L.Module, b: L.IRBuilder, name: str) -> L.Value:
-    fn = module.globals.get(f"llvm.nvvm.read.ptx.sreg.{name}")
-    if fn is None:
-        fn = L.Function(module, L.FunctionType(I32, []), name=f"llvm.nvvm.read.ptx.sreg.{name}")
-    return b.zext(b.call(fn, []), I64)
+    return b.zext(b.call(declare(module, f"llvm.nvvm.read.ptx.sreg.{name}", I32, []), []), I64)
 
 
 def _grid_entry(module: L.Module, kern: L.Function, name: str) -> L.Function:
@@ -129,6 +124,7 @@ def finish_ptx(llvm_ir: str, target: Target, keep: list[str]) -> str:
     import llvmlite.binding as llvm
 
     from .targets import emit_assembly, optimize
+    from .targets.base import run_module_passes, thread_target_machine
     from .targets.cuda_tools import libdevice_bitcode
 
     ctx = llvm.create_context()
@@ -145,20 +141,9 @@ def finish_ptx(llvm_ir: str, target: Target, keep: list[str]) -> str:
     for g in mod.global_variables:
         if not g.is_declaration and g.linkage not in (llvm.Linkage.internal, llvm.Linkage.private):
             g.linkage = "internal"
-    _drop_dead(mod, target)
+    run_module_passes(mod, thread_target_machine(target), "add_global_dead_code_eliminate_pass")  # libdevice's rest
     text = emit_assembly(optimize(mod, target), target)
     if ptx_log.isEnabledFor(logging.INFO):
         ptx_log.info("%s", text)
     return text
 
-
-def _drop_dead(mod, target: Target) -> None:
-    """Global dead-code elimination (libdevice's unused functions, the discarded host entry)."""
-    import llvmlite.binding as llvm
-
-    from .targets.base import thread_target_machine
-
-    pb = llvm.create_pass_builder(thread_target_machine(target), llvm.create_pipeline_tuning_options(speed_level=0))
-    mpm = llvm.create_new_module_pass_manager()
-    mpm.add_global_dead_code_eliminate_pass()
-    mpm.run(mod, pb)

@@ -52,12 +52,6 @@ class Driver:
         self.check("cuDeviceGetCount", ctypes.byref(n))
         return n.value
 
-    def version(self) -> tuple[int, int]:
-        """The CUDA release the driver supports (12.4 -> (12, 4))."""
-        v = ctypes.c_int()
-        self.check("cuDriverGetVersion", ctypes.byref(v))
-        return v.value // 1000, (v.value % 1000) // 10
-
 
 @functools.cache
 def _load(path: str) -> Driver:

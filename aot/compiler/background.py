@@ -151,8 +151,8 @@ def _claim(cf, args, kwargs, leaves, spec):
     compile in flight after all (the dims just noted made the call one of its), new False; or a
     job registered in flight now, new True (the caller submits it)."""
     cf._note_miss(leaves)
-    _note_in_flight_dims(cf, leaves, spec)
-    sig = signature(cf, leaves, spec)
+    _note_in_flight_dims(cf, signature(cf, leaves, spec))
+    sig = signature(cf, leaves, spec)  # with the dims just noted
     job = cf._background.get(sig)
     if job is not None:
         return None, job, sig, None, False
@@ -166,12 +166,12 @@ def _claim(cf, args, kwargs, leaves, spec):
     return None, job, sig, None, True
 
 
-def _note_in_flight_dims(cf, leaves: list, spec) -> None:
+def _note_in_flight_dims(cf, mine: tuple) -> None:
     """Dims in which this call differs from a compile in flight of the same structure become
     dynamic (automatic policy only), as the guard failure they would cause once it lands."""
     if cf._dynamic is not None:
         return
-    mine = signature(cf, leaves, spec)
+    spec = mine[0]
     for spec_b, keys in cf._background.signatures():
         if spec_b != spec or len(keys) != len(mine[1]):
             continue

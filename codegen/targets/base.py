@@ -158,9 +158,16 @@ def merge_duplicates(mod: llvm.ModuleRef, tm: llvm.TargetMachine) -> None:
     a function of its own; merged before O3, the pipeline and code emission see one body: 20 steps
     of examples/inplace_updates.py's heat solver went from 10 s of LLVM to 1.9 s, 333 KB of object
     code to 121 KB."""
+    run_module_passes(mod, tm, "add_merge_functions_pass")
+
+
+def run_module_passes(mod: llvm.ModuleRef, tm: llvm.TargetMachine, *passes: str) -> None:
+    """Run the named module passes (ModulePassManager.add_... methods) alone, in order, outside
+    llvmlite's lock (the module is this thread's)."""
     pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=0))
     mpm = llvm.create_new_module_pass_manager()
-    mpm.add_merge_functions_pass()
+    for name in passes:
+        getattr(mpm, name)()
     _unlocked(ffi.lib.LLVMPY_RunNewModulePassManager)(mpm, mod, pb)
 
 
