@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test test-slow clean venv
+.PHONY: demo test test-slow charts clean venv
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m slow
+
+# the README's charts and their data (docs/charts): the benchmarks run under BENCH_PY, an environment
+# with the contestants installed (torch, numba, numexpr, pyfftw, scipy), e.g. make charts BENCH_PY=~/bench/bin/python
+BENCH_PY ?= $(PY)
+charts: $(STAMP)
+	$(PY) tools/plot_bench.py --run --python $(BENCH_PY) --results docs/charts/data -o docs/charts
 
 clean:
 	rm -rf $(VENV) build *.egg-info

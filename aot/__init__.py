@@ -9,10 +9,12 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"fx", "nn", "fft", "func", "futures", "cuda", "compiler", "ops", "export", "logs", "cli"}
+_SUBMODULES = {"fx", "nn", "fft", "func", "futures", "cuda", "compiler", "ops", "export", "logs", "cli",
+               "profiling"}
 # public callables -> (module, attribute); resolved lazily
 _LAZY = {
     "compile": ("aot.compiler", "compile"),
+    "profile": ("aot.profiling", "profile"),
     "explain": ("aot.compiler", "explain"),
     "export": ("aot.export", "export"),
     "Dim": ("aot.export", "Dim"),

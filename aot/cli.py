@@ -2,7 +2,7 @@
 
     aot compile FILE.py:FUNC --arg "f64[N,3]" --arg "f32[]" [--dynamic N=1..4096] -o DIR
     aot inspect LIB.so
-    aot show FILE.py:FUNC --arg ... --stage graph|ir|llvm|asm|ptx
+    aot show FILE.py:FUNC --arg ... --stage graph|ir|llvm|asm|ptx [--format text|dot|svg|png] [-o FILE]
     aot bench LIB.so --arg "f64[1000,3]" [--repeat 100]
 
 Argument specs are `DTYPE[DIMS]` with DTYPE one of bool, i32, i64, f32, f64, c64, c128 (or the
@@ -205,30 +205,69 @@ def _inspect_object(path: Path, hdr) -> int:
     return 0
 
 
+PICTURE_STAGES = ("graph", "ir")  # the stages `aot show --format dot|svg|png` can draw
+FORMATS = ("text", "dot", "svg", "png")
+
+
 def cmd_show(ns) -> int:
     import aot
     from codegen import CodegenOptions, compile_assembly, lower_module, optimize_ir
     from codegen.targets.foreign import resolve_target
     from ir.printer import print_module
 
+    _check_show_format(ns)
     fn = load_function(ns.function)
     args, shapes = example_inputs(ns.arg, parse_dynamic(ns.dynamic))
     program = aot.export(fn, args, dynamic_shapes=shapes)
     if ns.stage == "graph":
-        print(program)
-        return 0
+        if ns.format != "text":
+            from aot.fx.passes.graph_drawer import FxGraphDrawer
+
+            return _emit_picture(FxGraphDrawer(program.graph_module, program.name).get_dot_graph(), ns)
+        return _emit_text(str(program), ns)
     module = program.ir_module()
     if ns.stage == "ir":
-        print(print_module(module))
-        return 0
+        if ns.format != "text":
+            from ir.picture import module_to_dot
+
+            return _emit_picture(module_to_dot(module), ns)
+        return _emit_text(print_module(module), ns)
     if ns.stage == "ptx":  # the kernels for an NVIDIA GPU (--target cuda:sm_XX; "host" means sm_80)
         from codegen.ptx import compile_ptx
 
-        print(compile_ptx(module, "cuda" if ns.target == "host" else ns.target).text)
-        return 0
+        return _emit_text(compile_ptx(module, "cuda" if ns.target == "host" else ns.target).text, ns)
     target = resolve_target(ns.target)
     llmod = lower_module(module, target, CodegenOptions(num_threads=ns.threads or 1))
-    print(optimize_ir(llmod, target) if ns.stage == "llvm" else compile_assembly(llmod, target))
+    text = optimize_ir(llmod, target) if ns.stage == "llvm" else compile_assembly(llmod, target)
+    return _emit_text(str(text), ns)
+
+
+def _check_show_format(ns) -> None:
+    """Refuse what cannot be shown before tracing anything."""
+    if ns.format != "text" and ns.stage not in PICTURE_STAGES:
+        raise CliError(f"--format {ns.format} draws a picture of --stage graph or --stage ir only; "
+                       f"--stage {ns.stage} prints text (drop --format or use --format text)")
+    if ns.format == "png" and ns.output is None:
+        raise CliError("--format png is binary and is not written to the terminal: give -o FILE.png")
+
+
+def _emit_text(text: str, ns) -> int:
+    """Print `text` as `print` does, or write the same to -o FILE."""
+    if ns.output is None:
+        print(text)
+    else:
+        Path(ns.output).write_text(text + "\n")
+    return 0
+
+
+def _emit_picture(dot, ns) -> int:
+    """The DOT text (--format dot) or the picture Graphviz renders from it, to stdout or -o FILE."""
+    data = dot.to_string().encode() if ns.format == "dot" else dot.create(format=ns.format)
+    if ns.output is None:  # dot and svg are text (png was refused before)
+        sys.stdout.write(data.decode())
+        sys.stdout.flush()
+    else:
+        Path(ns.output).write_bytes(data)
     return 0
 
 
@@ -307,10 +346,21 @@ def build_parser() -> argparse.ArgumentParser:
         "show",
         help="print one pipeline stage",
         description="Print the captured graph, the "
-        "optimised ir, the optimised LLVM IR, the assembly or the PTX (--target cuda:sm_XX) of FUNC.",
+        "optimised ir, the optimised LLVM IR, the assembly or the PTX (--target cuda:sm_XX) of FUNC; "
+        "the graph and the ir also as pictures (--format dot|svg|png).",
     )
     add_fn_args(s)
-    s.add_argument("--stage", choices=("graph", "ir", "llvm", "asm", "ptx"), default="ir", help="stage to print")
+    s.add_argument(
+        "--stage", choices=("graph", "ir", "llvm", "asm", "ptx"), default="ir", help="stage to print"
+    )
+    s.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default); for --stage graph or ir also a picture: dot (Graphviz's source), svg or png "
+        "(rendered by Graphviz's dot program; png needs -o)",
+    )
+    s.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     s.set_defaults(run=cmd_show)
 
     b = sub.add_parser(
@@ -330,6 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
+    from .logs import configure
+
+    configure("progress")  # long first-time work (a large compile, FFT kernels) says so on stderr
     try:
         return ns.run(ns)
     except CliError as e:

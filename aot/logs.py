@@ -2,13 +2,20 @@
 
 AOT_LOGS is a comma-separated list of artifact names (graph, ir, llvm, asm, ptx, guards,
 recompiles, ...) or "all". Each artifact logs through the logger `aot.<artifact>` at INFO level.
+
+`aot.progress` is the one artifact that is not debug output: any step that can take more than about
+a second (a large compile, building the FFT kernels, linking a library) announces itself there at
+INFO before it starts. It goes through `logging` like everything else (`logging.basicConfig(
+level=logging.INFO)` shows it); the CLI switches it on, and so does AOT_LOGS=progress.
 """
 from __future__ import annotations
 
 import logging
 import os
 
-ARTIFACTS = ("graph", "ir", "llvm", "asm", "ptx", "guards", "recompiles", "fusion", "cache", "fft")
+ARTIFACTS = ("graph", "ir", "llvm", "asm", "ptx", "guards", "recompiles", "fusion", "cache", "fft", "progress")
+# codegen and runtime announce long work under this name too (a logger name, not an import of aot)
+PROGRESS = "aot.progress"
 # artifact loggers live under "aot." so that one handler on "aot" prints them all
 _handler: logging.Handler | None = None
 

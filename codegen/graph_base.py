@@ -64,9 +64,15 @@ class EntryCtx:
     symbols: dict = field(default_factory=dict)
     helpers: dict = field(default_factory=dict)
 
-    def kernel_name(self, what: str) -> str:
-        """A fresh name for a kernel of this entry (counted with the host's tables and slots)."""
-        return self.host.symbol(what)
+    def kernel_name(self, what: str, *about) -> str:
+        """A fresh name for a kernel of this entry (counted with the host's tables and slots):
+        `what` the kind of kernel, `about` what it computes (`describe`'s parts: op names,
+        dtypes, a `body_summary`), which the host may append for profilers and nm (Host.symbol)."""
+        return self.host.symbol(what, describe(*about))
+
+    def description(self, kern: L.Function) -> str:
+        """The `about` that kernel `kern` was named with (for a kernel that drives it)."""
+        return self.host.descriptions.get(kern.name, "")
 
     # --- dims ---------------------------------------------------------------------------------
     def dim(self, d) -> L.Value:
@@ -156,6 +162,39 @@ def floor_divide(ectx: EntryCtx, n: L.Value, d: L.Value) -> tuple[L.Value, L.Val
 
 def _on_zero_division(ectx: EntryCtx):
     return lambda bad: ectx.fail_if(bad, status.ZERO_DIVISION)
+
+
+# --- kernel descriptions (kernel_name's `about`) ----------------------------------------------------
+BODY_OPS_SHOWN = 6  # op names a body's summary lists at most (the rest are counted) ...
+BODY_SUMMARY_CHARS = 40  # ... within this many characters
+_QUIET_OPS = frozenset({"yield", "constant"})  # every body has them: they say nothing
+
+
+def describe(*parts) -> str:
+    """`parts` (strings, dtypes, ints; empty ones skipped) joined by "_": "sum_f64"."""
+    return "_".join(str(p) for p in parts if p is not None and str(p) != "")
+
+
+def body_summary(block) -> str:
+    """The op names of a scalar body in order, each once, as many as fit BODY_OPS_SHOWN and
+    BODY_SUMMARY_CHARS, and a count of the rest: "sin_neg_exp_mul_add_div",
+    "add_mul_sub_exp_log_tanh_2more"; "copy" for a body that only passes its argument on."""
+    names = list(dict.fromkeys(op.name for op in block.walk() if op.name not in _QUIET_OPS))
+    if not names:
+        return "copy"
+    shown = names[:1]
+    for name in names[1:BODY_OPS_SHOWN]:
+        if len(describe(*shown, name)) > BODY_SUMMARY_CHARS:
+            break
+        shown.append(name)
+    rest = len(names) - len(shown)
+    return describe(*shown, f"{rest}more" if rest else "")
+
+
+def reduction_summary(kind: str, block) -> str:
+    """A reduction's description: its kind, and what its body computes first: "sum", "max_of_mul"."""
+    body = body_summary(block)
+    return kind if body == "copy" else f"{kind}_of_{body}"
 
 
 # --- the table ------------------------------------------------------------------------------------

@@ -80,12 +80,12 @@ def run_compaction(ectx: EntryCtx, dt, rows: _Rows, mask, m_stride, n, size, fil
     work = b.mul(n, rows.inner)
     with b.if_else(b.icmp_signed(">", blocks, i64(1))) as (several, one):
         with several:
-            count = emit_count(ectx.module, ectx.kernel_name("compact_count"))
+            count = emit_count(ectx.module, ectx.kernel_name("compact_count", "mask"))
             ectx.call_kernel(count, [mask, m_stride, n, blen, totals], blocks, 1, work=n)
             _exclusive_scan(ectx, totals, offsets, blocks)
         with one:
             b.store(i64(0), offsets)
-    write = emit_write(ectx.module, ectx.kernel_name("compact_write"), dt, single=not rows.contiguous)
+    write = emit_write(ectx.module, ectx.kernel_name("compact_write", dt), dt, single=not rows.contiguous)
     slots = [rows.src, rows.src_stride, mask, m_stride, n, blen, offsets, totals, rows.dst,
              rows.dst_stride, size, rows.inner]
     ectx.call_kernel(write, slots, blocks, 1, work=work)
@@ -93,7 +93,7 @@ def run_compaction(ectx: EntryCtx, dt, rows: _Rows, mask, m_stride, n, size, fil
     kept = b.select(b.icmp_signed("<", kept, size), kept, size)
     left = b.mul(b.sub(size, kept), rows.inner)
     base, step = (b.mul(kept, rows.inner), i64(1)) if rows.contiguous else (kept, rows.dst_stride)
-    fill = emit_fill(ectx.module, ectx.kernel_name("compact_fill"), dt)
+    fill = emit_fill(ectx.module, ectx.kernel_name("compact_fill", dt), dt)
     ectx.call_kernel(fill, [rows.dst, base, step, fill_ptr], left, 1)
     host.free(host.buffers_since(mark))
 

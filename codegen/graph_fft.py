@@ -207,7 +207,8 @@ def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float,
     hdr, tw = _plan_globals(ectx, cdtype, n)
     lanes_ok = n <= LANES_LIMIT_N
     nbytes = SCRATCH_PER_LANE * n * (vlen if lanes_ok else 1) * cdtype.real_dtype.numpy.itemsize
-    fn, b = new_kernel(ectx.module, ectx.kernel_name("fft"))
+    name = ectx.kernel_name("fft", cdtype, f"n{n}", "forward" if forward else "inverse")
+    fn, b = new_kernel(ectx.module, name)
     args, lo, hi = fn.args
     slot = [b.load(b.gep(args, [i64(k)], source_etype=L.IntType(64)), typ=L.IntType(64)) for k in range(6)]
     src, dst = b.inttoptr(slot[0], PTR), b.inttoptr(slot[1], PTR)
@@ -490,7 +491,7 @@ def _emit_real_chunk(ectx: EntryCtx, which: str, cdtype) -> L.Function:
     """kernel(args, lo, hi): rows lo..hi of the real pass `which` (see _real_pass; h and the
     scale's double bits follow the pass's slots)."""
     ft, prec, I64 = float_type(cdtype), precision_of(cdtype), L.IntType(64)
-    fn, b = new_kernel(ectx.module, ectx.kernel_name(f"fft_{which}"))
+    fn, b = new_kernel(ectx.module, ectx.kernel_name(f"fft_{which}", cdtype))
     args, lo, hi = fn.args
     nslots = 3 if which == "r2c" else 5
     slot = [b.load(b.gep(args, [i64(k)], source_etype=I64), typ=I64) for k in range(nslots + 2)]

@@ -53,7 +53,7 @@ def _chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
 def _emit_chunk(ectx: EntryCtx, cdtype, forward: bool, vlen: int) -> L.Function:
     """kernel(args, lo, hi): transforms lo..hi of the batch in args (see _SLOTS)."""
     ft = float_type(cdtype)
-    fn, b = new_kernel(ectx.module, ectx.kernel_name("fft_dyn"))
+    fn, b = new_kernel(ectx.module, ectx.kernel_name("fft_dyn", cdtype, "forward" if forward else "inverse"))
     args, lo, hi = fn.args
     slot = [b.load(b.gep(args, [i64(k)], source_etype=I64), typ=I64) for k in range(_SLOTS)]
     src, dst, plan = b.inttoptr(slot[0], PTR), b.inttoptr(slot[1], PTR), b.inttoptr(slot[7], PTR)

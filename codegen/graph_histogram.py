@@ -31,7 +31,8 @@ def _histogram(ectx: EntryCtx, op, x: Desc, edges: Desc, *rest: Desc, out):
     dts = Dtypes(x.dtype, w.dtype if w is not None else None, edges.dtype, *steps)
     sub = SUB if nb <= SUB_MAX_BINS else 1
     widest = max(d.bits for d in (x.dtype, edges.dtype, *(d.dtype for d in bounds)))
-    kern = emit_histogram(ectx.module, ectx.target, ectx.kernel_name(op.name), dts, nb, sub,
+    name = ectx.kernel_name(op.name, x.dtype, nb, "bins")
+    kern = emit_histogram(ectx.module, ectx.target, name, dts, nb, sub,
                           ectx.target.vector_len(widest), ectx.helpers)
     b, host = ectx.builder, ectx.host
     n = x.shape[0]
@@ -54,7 +55,8 @@ def _histogram(ectx: EntryCtx, op, x: Desc, edges: Desc, *rest: Desc, out):
     assert len(slots) == N_SLOTS
     ectx.call_kernel(kern, slots, chunks, 1, work=n)
     acc = float64 if w is not None else int64
-    merge = emit_merge(ectx.module, ectx.target, ectx.kernel_name("histogram_merge"), acc, o.dtype, ectx.helpers)
+    merge = emit_merge(ectx.module, ectx.target, ectx.kernel_name("histogram_merge", o.dtype), acc, o.dtype,
+                       ectx.helpers)
     rows = b.mul(chunks, i64(sub))
     ectx.call_kernel(merge, [part, o.data, o.strides[0], rows, i64(nb + 1)], i64(nb), 1, work=b.mul(rows, i64(nb)))
     host.free(host.buffers_since(mark))

@@ -28,7 +28,7 @@ def _eig(ectx: EntryCtx, op, a, out):
     key = ("linalg.kernel", op.name, a.dtype, dt, len(batch))
     kern = ectx.helpers.get(key)
     if kern is None:
-        name = ectx.kernel_name(op.name)
+        name = ectx.kernel_name(op.name, a.dtype)
         kern = eig.emit_eig(ectx.module, ectx.target, name, dt, a.dtype, vectors, len(batch), ectx.helpers)
         ectx.helpers[key] = kern
     ranks = [2, 1, 2, 1] if vectors else [2, 1, 1]

@@ -49,7 +49,7 @@ def _kernel(ectx: EntryCtx, op, ins: list[Desc], batch: tuple, build, variant: t
            tuple(sorted(op.attrs.items())), len(batch), variant)
     fn = ectx.helpers.get(key)
     if fn is None:
-        fn = ectx.helpers[key] = build(ectx.kernel_name(op.name))
+        fn = ectx.helpers[key] = build(ectx.kernel_name(op.name, *dict.fromkeys(d.dtype for d in ins)))
     return fn
 
 

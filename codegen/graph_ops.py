@@ -20,7 +20,15 @@ from ir.reductions import REDUCTIONS
 from ir.symbols import exact_ratio, is_static, size_is_int
 from ir.types import ScalarType, TensorType
 
-from .graph_base import Desc, EntryCtx, contiguous_strides, emit_sym_expr, entry_rule
+from .graph_base import (
+    Desc,
+    EntryCtx,
+    body_summary,
+    contiguous_strides,
+    emit_sym_expr,
+    entry_rule,
+    reduction_summary,
+)
 from .kernels import matmul as mm
 from .kernels.common import OperandInfo, broadcast_flags, max_element_bits, reports_errors
 from .kernels.elementwise import emit_elementwise
@@ -43,9 +51,8 @@ def run_elementwise(ectx: EntryCtx, shape: tuple, block, ins: list[Desc], outs: 
         OperandInfo(d.dtype, (True,) if rank0 else broadcast_flags(d.static_shape, shape)) for d in ins
     ]
     out_infos = [OperandInfo(d.dtype, (False,) * len(kshape)) for d in outs]
-    kern = emit_elementwise(
-        ectx.module, ectx.target, ectx.kernel_name("ew"), kshape, block, in_infos, out_infos, ectx.helpers
-    )
+    name = ectx.kernel_name("ew", body_summary(block))
+    kern = emit_elementwise(ectx.module, ectx.target, name, kshape, block, in_infos, out_infos, ectx.helpers)
     dims = [ectx.dim(d) for d in kshape]
     slots = [d.data for d in ins + outs] + dims
     for d, info in zip(ins + outs, in_infos + out_infos, strict=False):
@@ -134,7 +141,8 @@ def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow
     out_bcast = tuple(k in axes for k in range(r))
     out_info = OperandInfo(out.dtype, out_bcast)
     spec = ReduceSpec(shape, axes, red.kind, red.dtype, red.block, tuple(in_infos), out_info)
-    kern = emit_reduce(ectx.module, ectx.target, ectx.kernel_name("red"), spec, ectx.helpers)
+    name = ectx.kernel_name("red", reduction_summary(red.kind, red.block))
+    kern = emit_reduce(ectx.module, ectx.target, name, spec, ectx.helpers)
     if not r:
         slots = [d.data for d in ins] + [out.data, i64(1)] + [i64(0)] * (len(ins) + 1)
         ectx.call_kernel(kern, slots, i64(1), 1)
@@ -484,7 +492,8 @@ def _matmul_kernel(ectx: EntryCtx, dt):
     key = ("matmul", dt)
     kern = ectx.helpers.get(key)
     if kern is None:
-        kern = ectx.helpers[key] = mm.emit_matmul(ectx.module, ectx.target, ectx.kernel_name("mm"), dt,
+        name = ectx.kernel_name("mm", "matmul", dt)
+        kern = ectx.helpers[key] = mm.emit_matmul(ectx.module, ectx.target, name, dt,
                                                   ectx.helpers)
     return kern
 
@@ -527,9 +536,8 @@ def _take(ectx: EntryCtx, op, x, idx, out):
     (o,) = _outputs(ectx, op, out)
     axis = op.attrs["axis"] % x.rank
     r, ri = o.rank, idx.rank
-    kern = emit_gather(
-        ectx.module, ectx.target, ectx.kernel_name("take"), r, x.dtype, idx.dtype, ectx.helpers
-    )
+    name = ectx.kernel_name("take", x.dtype, "by", idx.dtype)
+    kern = emit_gather(ectx.module, ectx.target, name, r, x.dtype, idx.dtype, ectx.helpers)
     zero = i64(0)
     xs = x.strides[:axis] + [zero] * ri + x.strides[axis + 1 :]
     ids = [zero] * axis + idx.strides + [zero] * (x.rank - axis - 1)

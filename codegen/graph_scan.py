@@ -58,7 +58,8 @@ def run_scan(ectx: EntryCtx, spec: ScanSpec, x: Desc, o: Desc) -> None:
     n = dims[spec.axis]
     lanes = ectx.numel([d for k, d in enumerate(dims) if k != spec.axis])
     work = ectx.numel(dims)
-    kern = emit_lanes(ectx.module, ectx.target, ectx.kernel_name("scan"), spec, ectx.helpers)
+    kern = emit_lanes(ectx.module, ectx.target, ectx.kernel_name("scan", spec.kind, spec.dtype), spec,
+                      ectx.helpers)
 
     def by_lanes() -> None:
         align = spec.vector_len(ectx.target) if spec.axis != len(dims) - 1 else 1
@@ -101,7 +102,8 @@ def _blocked(ectx: EntryCtx, spec: ScanSpec, slots: list, n, lanes, work, nt: in
     pre = _totals_kernel(ectx, spec)  # the totals of the used chunks, scanned along t, in place
     ectx.call_kernel(pre, [totals.data, totals.data, used, lanes, lanes, i64(1), lanes, i64(1)],
                      lanes, 1, work=b.mul(used, lanes))
-    kern = emit_blocks(ectx.module, ectx.target, ectx.kernel_name("scanapply"), spec, "apply", ectx.helpers)
+    name = ectx.kernel_name("scanapply", spec.kind, spec.dtype)
+    kern = emit_blocks(ectx.module, ectx.target, name, spec, "apply", ectx.helpers)
     ectx.call_kernel(kern, slots + [totals.data, chunk], b.mul(i64(nt), lanes), 1, work=work)
 
 
@@ -119,7 +121,8 @@ def _chunk_totals(ectx: EntryCtx, spec: ScanSpec, slots: list, chunk, lanes, wor
         # the scan's argument block starts as the reduction's: input, output, dims, input strides
         return split_reduce(ectx, red, slots, [slots[2 + k] for k in kept])
     totals = ectx.alloc(TensorType(spec.dtype, (nt,) + tuple(spec.shape[k] for k in kept)))
-    kern = emit_blocks(ectx.module, ectx.target, ectx.kernel_name("scantotal"), spec, "total", ectx.helpers)
+    name = ectx.kernel_name("scantotal", spec.kind, spec.dtype)
+    kern = emit_blocks(ectx.module, ectx.target, name, spec, "total", ectx.helpers)
     ectx.call_kernel(kern, slots + [totals.data, chunk], ectx.builder.mul(i64(nt), lanes), 1, work=work)
     return totals
 

@@ -27,7 +27,8 @@ VALUES_PER_BIN = 4
 def _bincount(ectx: EntryCtx, op, x: Desc, *weights: Desc, out):
     o = out[0] if out[0] is not None else ectx.alloc(op.results[0].type)
     w = weights[0] if weights else None
-    kern = emit_bincount(ectx.module, ectx.target, ectx.kernel_name("bincount"), x.dtype,
+    name = ectx.kernel_name("bincount", x.dtype, "weighted" if w is not None else "")
+    kern = emit_bincount(ectx.module, ectx.target, name, x.dtype,
                          w.dtype if w is not None else None, o.dtype, ectx.helpers)
     b = ectx.builder
     n, length = x.shape[0], o.shape[0]

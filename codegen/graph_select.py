@@ -64,7 +64,8 @@ def _select_kth(ectx: EntryCtx, op, x: Desc, idx: Desc, out):
     per_lane = idx.rank > 1
     istride = idx.strides[axis] if per_lane else idx.strides[0]
     i_other = _other(idx, axis, "strides") if per_lane else [i64(0)] * (x.rank - 1)
-    kern = emit_select_rows(ectx.module, ectx.kernel_name("select_rows"), x.dtype, x.rank, _lanes(ectx, x))
+    name = ectx.kernel_name("select_rows", op.name, x.dtype)
+    kern = emit_select_rows(ectx.module, name, x.dtype, x.rank, _lanes(ectx, x))
     slots = [x.data, idx.data, o.data, scratch, rows, nslots, x.shape[axis], npos, slot_bytes,
              x.strides[axis], istride, o.strides[axis]]
     assert len(slots) == SELECT_FIXED
@@ -81,7 +82,8 @@ def _partition(ectx: EntryCtx, op, x: Desc, out):
     axis, kth = op.attrs["axis"], tuple(op.attrs["kth"])
     table = ectx.host.constant("kth", np.asarray(kth, np.int64))
     rows, nslots, slot_bytes, scratch, mark = _slots(ectx, x, axis, i64(len(kth)))
-    kern = emit_partition_rows(ectx.module, ectx.kernel_name(op.name), x.dtype, x.rank, len(set(kth)),
+    name = ectx.kernel_name(op.name, x.dtype)
+    kern = emit_partition_rows(ectx.module, name, x.dtype, x.rank, len(set(kth)),
                                op.name == "argpartition", _lanes(ectx, x))
     slots = [x.data, o.data, scratch, table, i64(len(kth)), rows, nslots, x.shape[axis], slot_bytes,
              x.strides[axis], o.strides[axis]]

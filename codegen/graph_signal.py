@@ -13,7 +13,7 @@ from .llvm.loops import i64
 def _correlate1d(ectx: EntryCtx, op, a: Desc, v: Desc, out):
     o = out[0] if out[0] is not None else ectx.alloc(op.results[0].type)
     dt = o.dtype
-    kern = emit_correlate(ectx.module, ectx.target, ectx.kernel_name("correlate"), dt, ectx.helpers)
+    kern = emit_correlate(ectx.module, ectx.target, ectx.kernel_name("correlate", dt), dt, ectx.helpers)
     b = ectx.builder
     total = o.shape[0]
     blen = block_length(ectx.target, dt)

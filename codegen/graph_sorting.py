@@ -81,7 +81,8 @@ def _sort_rows(ectx: EntryCtx, x: Desc, o: Desc, axis: int, argsort: bool, rows)
     mark = host.n_buffers()
     scratch, failed = host.alloc(nbytes, overflow)
     ectx.fail_if(failed, status.OUT_OF_MEMORY)
-    kern = emit_sort_rows(ectx.module, ectx.kernel_name("sort_rows"), x.dtype, x.rank, argsort)
+    name = ectx.kernel_name("sort_rows", "argsort" if argsort else "sort", x.dtype)
+    kern = emit_sort_rows(ectx.module, name, x.dtype, x.rank, argsort)
     slots = [x.data, o.data, scratch, rows, nslots, n, slot_bytes, x.strides[axis], o.strides[axis]]
     slots += [x.shape[k] for k in others] + [x.strides[k] for k in others] + [o.strides[k] for k in others]
     ectx.call_kernel(kern, slots, nslots, 1, work=ectx.numel(x.shape))
@@ -122,11 +123,11 @@ def _sort_long_rows(ectx: EntryCtx, x: Desc, o: Desc, axis: int, argsort: bool, 
     i0, i1 = (part[2], part[3]) if argsort else (L.Constant(PTR, None),) * 2
     hist, stats = part[-2], part[-1]
     mod, name = ectx.module, ectx.kernel_name
-    kernels = {"keys": par.emit_keys(mod, name("sort_keys"), dt, argsort),
-               "hist": par.emit_hist(mod, name("sort_hist"), bits),
-               "scatter": par.emit_scatter(mod, name("sort_scatter"), bits, argsort),
-               "out": par.emit_out(mod, name("sort_out"), dt, argsort)}
-    fix = par.emit_fix(mod, name("sort_fix"), dt) if dt.is_float and not argsort else None
+    kernels = {"keys": par.emit_keys(mod, name("sort_keys", dt), dt, argsort),
+               "hist": par.emit_hist(mod, name("sort_hist", bits, "bits"), bits),
+               "scatter": par.emit_scatter(mod, name("sort_scatter", bits, "bits"), bits, argsort),
+               "out": par.emit_out(mod, name("sort_out", dt), dt, argsort)}
+    fix = par.emit_fix(mod, name("sort_fix", dt), dt) if dt.is_float and not argsort else None
     src = [_var(ectx, PTR) for _ in range(4)]  # src keys, dst keys, src idx, dst idx
     osize = 8 if argsort else dt.itemsize
     with for_range(b, i64(0), rows, name="row") as r:
@@ -180,7 +181,8 @@ def _searchsorted(ectx: EntryCtx, op, a, v, out):
     a, v = _in_dtype(ectx, a, dt), _in_dtype(ectx, v, dt)
     dims, v_str, o_str = (list(v.shape), list(v.strides), list(o.strides)) if v.rank else ([i64(1)], [i64(0)],
                                                                                          [i64(0)])
-    kern = emit_searchsorted(ectx.module, ectx.kernel_name("searchsorted"), dt, len(dims), op.attrs["side"])
+    name = ectx.kernel_name("searchsorted", op.attrs["side"], dt)
+    kern = emit_searchsorted(ectx.module, name, dt, len(dims), op.attrs["side"])
     total = ectx.numel(dims)
     slots = [a.data, v.data, o.data, a.shape[0], a.strides[0], *dims, *v_str, *o_str]
     ectx.call_kernel(kern, slots, total, 1, work=ectx.builder.mul(total, i64(SEARCH_WORK)))
@@ -196,7 +198,8 @@ def _take_along_axis(ectx: EntryCtx, op, x, idx, out):
     shape = o.static_shape
     xb, ib = broadcast_flags(x.static_shape, shape), broadcast_flags(idx.static_shape, shape)
     zero = i64(0)
-    kern = emit_gather(ectx.module, ectx.target, ectx.kernel_name("take_along"), r, x.dtype, idx.dtype,
+    name = ectx.kernel_name("take_along", x.dtype, "by", idx.dtype)
+    kern = emit_gather(ectx.module, ectx.target, name, r, x.dtype, idx.dtype,
                        ectx.helpers)
     slots = [x.data, idx.data, o.data] + list(o.shape)
     for k in range(r):

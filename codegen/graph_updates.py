@@ -20,7 +20,8 @@ def _scatter(ectx: EntryCtx, op, x: Desc, idx: Desc, upd: Desc, out):
     o = out[0] if out[0] is not None else ectx.alloc(op.results[0].type)
     copy(ectx, x, o)
     kind = op.attrs["kind"]
-    kern = emit_scatter(ectx.module, ectx.target, ectx.kernel_name("scatter"), o.dtype, idx.dtype, kind,
+    name = ectx.kernel_name("scatter", kind, o.dtype)
+    kern = emit_scatter(ectx.module, ectx.target, name, o.dtype, idx.dtype, kind,
                         ectx.helpers)
     m = idx.shape[0]
     slots = [upd.data, idx.data, o.data, upd.strides[0], idx.strides[0], o.strides[0], o.shape[0], i64(0), i64(0)]

@@ -13,6 +13,8 @@ the calls depends on the target, so it sits behind `Host`, chosen by the target'
 - FFT plans built at run time: a cache slot per call site, given back when a library is unloaded
   (`plan_slot`), and host calls into the FFT kernel module's planner (`call_planner`);
 - the names of the module-level objects an entry owns (`symbol`: kernels, tables, slots).
+- profiled entries (`options.profile`, aot.profile): the CPU host times each launch and the
+  whole entry into counters a `ProfileLayout` (codegen/options.py) describes.
 
 The CPU host (`CpuHost`) keeps the status in a stack slot, allocates with aligned_alloc, bakes
 tables into the module as internal constants, and runs kernels on the calling thread or on the
@@ -37,7 +39,7 @@ from .llvm.context import declare
 from .llvm.loops import alloca, i64
 from .llvm.types import I8, I32, I64, PTR, VOID
 from .llvm.unload import on_unload
-from .options import CodegenOptions, library_threads_symbol
+from .options import CodegenOptions, ProfileLayout, library_threads_symbol, profile_symbol
 from .targets.base import Target
 
 
@@ -59,19 +61,29 @@ class Host:
     `cleanup` the block every exit goes through (`finish` fills it)."""
 
     loop_skeletons: tuple = ()  # the Target.loop_skeleton values whose kernels this host can launch
+    describes_kernels = False  # whether `symbol` appends what a kernel computes to its name
 
     def __init__(self, module: L.Module, target: Target, options: CodegenOptions, fn: L.Function,
                  builder: L.IRBuilder, alloca_builder: L.IRBuilder, cleanup: L.Block):
         self.module, self.target, self.options, self.fn = module, target, options, fn
         self.builder, self.alloca_builder, self.cleanup = builder, alloca_builder, cleanup
         self.n_symbols = 0
+        self.descriptions: dict[str, str] = {}  # symbol -> the `about` it was named with
 
     # --- names ----------------------------------------------------------------------------------
-    def symbol(self, what: str) -> str:
+    def symbol(self, what: str, about: str = "") -> str:
         """A fresh module-level name for something this entry owns (a kernel, a table, a slot):
-        `ENTRY.{what}{k}`, one count per entry so that names never collide."""
+        `ENTRY.{what}{k}`, one count per entry so that names never collide; hosts that describe
+        their kernels (`describes_kernels`) append what it computes, `ENTRY.{what}{k}.{about}`
+        (`about` reduced to letters, digits and "_", at most MAX_ABOUT characters), the name a
+        profiler or `nm` shows."""
         self.n_symbols += 1
-        return f"{self.fn.name}.{what}{self.n_symbols}"
+        name = f"{self.fn.name}.{what}{self.n_symbols}"
+        about = _symbol_text(about) if self.describes_kernels else ""
+        if about:
+            name = f"{name}.{about}"
+            self.descriptions[name] = about
+        return name
 
     # --- status ---------------------------------------------------------------------------------
     def set_status(self, code: int) -> None:
@@ -152,6 +164,7 @@ class CpuHost(Host):
     # the kernels' loop skeleton this host launches: `void k(args, begin, end)` walking rows of
     # SIMD vectors with one masked tail, any sub-range on any thread (kernels/elementwise.py)
     loop_skeletons = ("vector_rows",)
+    describes_kernels = True  # readable names in perf and nm: "main.ew3.sin_neg_exp_mul"
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -199,11 +212,19 @@ class CpuHost(Host):
             if isinstance(v.type, L.PointerType):
                 v = b.ptrtoint(v, I64)
             b.store(v, b.gep(arr, [i64(k)], source_etype=I64))
-        launch = Launch(self, arr)
+        t0 = self._profile_clock() if self._profiling() else None
+        self._run_kernel(kern, arr, total, align, work)
+        if t0 is not None:  # parallel_for has joined its workers: the launch's whole time
+            self._profile_add(self._profile_site(kern), t0)
+        return Launch(self, arr)
+
+    def _run_kernel(self, kern: L.Function, arr: L.Value, total: L.Value, align: int, work) -> None:
+        """Call `kern` over [0, total) on this thread, or on the pool when the work is large."""
+        b = self.builder
         nt = self.num_threads()
         if nt is None:
             b.call(kern, [arr, i64(0), total])
-            return launch
+            return
         big = b.icmp_signed(
             ">=", work if work is not None else total, i64(max(self.options.parallel_threshold, 2 * align))
         )
@@ -216,7 +237,6 @@ class CpuHost(Host):
                 b.call(pfor, [kern, arr, total, nt, i64(align)])
             with otherwise:
                 b.call(kern, [arr, i64(0), total])
-        return launch
 
     def read_arg(self, launch: Launch, k: int) -> L.Value:
         b = self.builder
@@ -280,13 +300,89 @@ class CpuHost(Host):
         cb = L.IRBuilder(self.cleanup)
         for slot in self.slots:  # free every intermediate (slots start null)
             cb.call(self._free, [cb.load(slot, typ=PTR)])
+        if self._profiling():
+            self._finish_profile(cb)
         cb.ret(cb.load(self.rc_slot, typ=I32))
+
+    # --- profiling (options.profile, aot.profile) ---------------------------------------------------
+    # The entry reads CLOCK_MONOTONIC (clock_gettime, through the vDSO: ~20 ns, already in
+    # nanoseconds; a cycle counter would need calibrating against it) around each launch and around
+    # itself, and adds the nanoseconds and one call to the counters of its ProfileLayout with
+    # atomic adds, so that concurrent calls of one entry add up instead of losing counts.
+    profiles = True  # whether this host can build profiled entries
+    CLOCK_MONOTONIC = 1  # clock_gettime's clock id on Linux (every architecture)
+
+    def _profiling(self) -> bool:
+        """Whether this entry is profiled; refused where no counters can be read (GPU, libraries)."""
+        if not self.options.profile:
+            return False
+        if not self.profiles:
+            raise NotImplementedError(f"target {self.target.name!r}: profiled entries (options.profile) "
+                                      f"are built for the CPU host's JIT entries only")
+        if self.options.library:
+            raise ValueError(f"library {self.options.library!r}: profiled entries (options.profile) are "
+                             "JIT entries only (aot.profile reads their counters in-process)")
+        return True
+
+    def _profile_counters(self) -> L.GlobalVariable:
+        """The entry's counters (external: the JIT resolves it by name); sized at `finish`, when the
+        launch sites are known (the launches address it as i64 slots, whatever its size)."""
+        g = self.module.globals.get(profile_symbol(self.fn.name))
+        if g is None:
+            g = L.GlobalVariable(self.module, L.ArrayType(I64, 2), name=profile_symbol(self.fn.name))
+            g.type = PTR  # referenced as an opaque pointer: its value type changes at finish
+            g.align = 64
+            self._profile_labels: list[str] = []
+        return g
+
+    def _profile_site(self, kern: L.Function) -> int:
+        """A new launch site of `kern`: its slot pair's index (2 + 2k for site k)."""
+        self._profile_counters()
+        self._profile_labels.append(kern.name)
+        return 2 * len(self._profile_labels)
+
+    def _profile_clock(self, b: L.IRBuilder | None = None) -> L.Value:
+        """CLOCK_MONOTONIC in nanoseconds (i64), read at `b` (default: the entry's builder)."""
+        b = b or self.builder
+        ts = getattr(self, "_timespec", None)
+        if ts is None:  # struct timespec {i64 tv_sec; i64 tv_nsec} on 64-bit Linux
+            ts = self._timespec = alloca(self.alloca_builder, I64, size=2)
+        clock_gettime = declare(self.module, "clock_gettime", I32, [I32, PTR])
+        b.call(clock_gettime, [L.Constant(I32, self.CLOCK_MONOTONIC), ts])
+        sec = b.load(ts, typ=I64)
+        nsec = b.load(b.gep(ts, [i64(1)], source_etype=I64), typ=I64)
+        return b.add(b.mul(sec, i64(1_000_000_000)), nsec)
+
+    def _profile_add(self, slot: int, t0: L.Value, b: L.IRBuilder | None = None) -> None:
+        """Add the nanoseconds since `t0` and one call to the counter pair at `slot`."""
+        b = b or self.builder
+        g = self._profile_counters()
+        elapsed = b.sub(self._profile_clock(b), t0)
+        b.atomic_rmw("add", b.gep(g, [i64(slot)], source_etype=I64), elapsed, "monotonic")
+        b.atomic_rmw("add", b.gep(g, [i64(slot + 1)], source_etype=I64), i64(1), "monotonic")
+
+    def _finish_profile(self, cb: L.IRBuilder) -> None:
+        """Time the whole entry (its first instruction to `cleanup`'s return), size the counters and
+        record their layout for the compiler (`module.aot_profile[entry name]`)."""
+        g = self._profile_counters()
+        start = L.IRBuilder()
+        start.position_at_start(self.alloca_builder.block)  # the entry block (already terminated)
+        self._timespec = alloca(start, I64, size=2)
+        t0 = self._profile_clock(start)
+        self._profile_add(0, t0, cb)
+        layout = ProfileLayout(self.fn.name, tuple(self._profile_labels))
+        g.value_type = L.ArrayType(I64, layout.size)
+        g.initializer = L.Constant(g.value_type, None)
+        self.module.__dict__.setdefault("aot_profile", {})[self.fn.name] = layout
 
 
 class KernelsHost(CpuHost):
     """The host of the NVIDIA target while only its kernels are built (codegen/ptx.py): it records
     each launch (the kernel and its argument block's size) for the PTX's kernel entries, and
     refuses what the GPU cannot do yet. Its entry function is discarded."""
+
+    describes_kernels = False  # the PTX keeps its names as they were (tests/golden/ptx)
+    profiles = False  # no clock or counters on the GPU yet: options.profile is refused
 
     def launch(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
         self.module.__dict__.setdefault("aot_gpu_kernels", []).append((kern, len(slots)))
@@ -312,6 +408,15 @@ class KernelsHost(CpuHost):
 
     def call_planner(self, name, ret, argtypes, args):
         raise NotImplementedError("the NVIDIA target: FFT plans are not built for the GPU yet")
+
+
+MAX_ABOUT = 64  # characters of a kernel's description in its symbol
+
+
+def _symbol_text(about: str) -> str:
+    """`about` as symbol text valid in LLVM, ELF and perf maps: letters, digits and "_" only."""
+    text = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in about)
+    return "_".join(p for p in text.split("_") if p)[:MAX_ABOUT].rstrip("_")
 
 
 # target kind -> its Host (targets/kinds.py)

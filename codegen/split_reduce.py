@@ -17,7 +17,7 @@ from llvmlite import ir as L
 from ir.reductions import REDUCTIONS
 from ir.types import TensorType
 
-from .graph_base import Desc, EntryCtx
+from .graph_base import Desc, EntryCtx, reduction_summary
 from .kernels.common import KERNEL_TYPE, arg_block_size, new_kernel
 from .kernels.reduce import ReduceSpec, emit_reduce
 from .llvm.loops import alloca, for_range, i64
@@ -50,7 +50,8 @@ def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list)
     kshape = list(shape)
     kshape[a0] = _Dynamic()
     kspec = replace(spec, shape=tuple(kshape))
-    kern = emit_reduce(ectx.module, ectx.target, ectx.kernel_name("redpart"), kspec, ectx.helpers)
+    name = ectx.kernel_name("redpart", reduction_summary(spec.kind, spec.block))
+    kern = emit_reduce(ectx.module, ectx.target, name, kspec, ectx.helpers)
     part = ectx.alloc(TensorType(spec.acc_dtype, (nt,) + tuple(shape[k] for k in kept)))
     n_in = len(spec.inputs)
     base = list(slots[:n_in]) + [part.data] + list(slots[n_in + 1 : n_in + 1 + r])
@@ -72,7 +73,7 @@ def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list)
 def _wrapper(ectx: EntryCtx, kern: L.Function, n_in: int, r: int, a0: int) -> L.Function:
     """`void w(args, tb, te)`: for each chunk t, copy the block, point the inputs and the output at
     chunk t, set the a0 length, and run the reduce kernel over all kept outputs."""
-    fn, b = new_kernel(ectx.module, ectx.kernel_name("split"))
+    fn, b = new_kernel(ectx.module, ectx.kernel_name("split", ectx.description(kern)))
     args, tb, te = fn.args
     n = arg_block_size(n_in + 1, r)
     local = alloca(b, I64, size=n)

@@ -1,5 +1,6 @@
 """Just enough ELF reading to inspect what aot builds: the header, a library's DT_NEEDED list and
-the symbol versions it needs; and the checks that make a file safe to hand to the system loader
+the symbol versions it needs, the functions of a symbol table (`read_function_symbols`, for the
+perf map: runtime/perf_map.py); and the checks that make a file safe to hand to the system loader
 or to MCJIT (`check_shared_object`, `check_object`): both map or read the ranges the headers name
 without checking them against the file, so a truncated file ends the process (SIGBUS, SIGSEGV)."""
 
@@ -20,6 +21,10 @@ ET_REL, ET_DYN = 1, 3
 PT_LOAD = 1
 SEGMENTS = {1: "PT_LOAD", 2: "PT_DYNAMIC", 3: "PT_INTERP", 4: "PT_NOTE", 7: "PT_TLS"}
 SHT_NOBITS = 8
+SHT_SYMTAB, SHT_DYNSYM = 2, 11
+STT_FUNC, STB_LOCAL = 2, 0
+SHN_UNDEF, SHN_LORESERVE = 0, 0xFF00
+SYM_SIZE = 24  # an Elf64_Sym
 
 
 class ElfError(ValueError):
@@ -130,6 +135,71 @@ def check_object(data: bytes) -> None:
         if stype != SHT_NOBITS and off + size > len(data):
             raise ElfError(f"section {i} needs bytes {off}..{off + size} of a {len(data)}-byte object: "
                            "truncated?")
+
+
+@dataclass(frozen=True)
+class FuncSymbol:
+    """A function of a symbol table: `value` is its offset in section `section` (an object file)
+    or its virtual address (a shared object); `is_global`: bound GLOBAL or WEAK, so found by name
+    (dlsym, the JIT's symbol table)."""
+
+    name: str
+    section: int
+    value: int
+    size: int
+    is_global: bool
+
+
+def read_function_symbols(data: bytes) -> list[FuncSymbol]:
+    """The defined functions with a size (code, not markers) of a 64-bit ELF file's symbol table:
+    .symtab (local functions too), else .dynsym. ElfError when a table, a name or a function's
+    range lies outside the file or its section."""
+    hdr = read_header(data)
+    if hdr.bits != 64:
+        raise ElfError(f"a {hdr.bits}-bit ELF file; aot reads 64-bit ones only")
+    end = "<" if hdr.little_endian else ">"
+    sections = _section_headers(data, end)
+    tables = [s for s in sections if s[1] == SHT_SYMTAB] or [s for s in sections if s[1] == SHT_DYNSYM]
+    if not tables:
+        return []
+    _n, _t, _f, _a, off, size, link, _i, _al, entsize = tables[0]
+    if entsize != SYM_SIZE:
+        raise ElfError(f"symbol table entries are {entsize} bytes, expected {SYM_SIZE}")
+    _inside(data, off, size, "the symbol table")
+    if link >= len(sections):
+        raise ElfError(f"the symbol table's names are in section {link}, past the last ({len(sections) - 1})")
+    names = sections[link][4], sections[link][5]
+    _inside(data, *names, "the symbol names")
+    relocatable = hdr.type == TYPES[ET_REL]
+    out = []
+    for k in range(off, off + size - size % SYM_SIZE, SYM_SIZE):
+        st_name, info, _other, shndx, value, sym_size = struct.unpack_from(end + "IBBHQQ", data, k)
+        if info & 0xF != STT_FUNC or shndx == SHN_UNDEF or shndx >= SHN_LORESERVE or sym_size == 0:
+            continue
+        name = _string(data, *names, st_name)
+        if shndx >= len(sections):
+            raise ElfError(f"function {name!r} is in section {shndx}, past the last ({len(sections) - 1})")
+        addr, sec_size = sections[shndx][3], sections[shndx][5]
+        start = 0 if relocatable else addr  # objects: offsets in the section; libraries: addresses
+        if value < start or value + sym_size > start + sec_size:
+            raise ElfError(f"function {name!r} ({sym_size} bytes at {value:#x}) runs outside its section "
+                           f"{shndx} ({sec_size} bytes at {start:#x})")
+        out.append(FuncSymbol(name, shndx, value, sym_size, info >> 4 != STB_LOCAL))
+    return out
+
+
+def _inside(data: bytes, off: int, size: int, what: str) -> None:
+    if off + size > len(data):
+        raise ElfError(f"{what} (bytes {off}..{off + size}) runs past the end of the {len(data)}-byte file: "
+                       "truncated?")
+
+
+def _string(data: bytes, table: int, table_size: int, k: int) -> str:
+    """String k of a string table, which must end inside the table."""
+    stop = data.find(b"\0", table + k, table + table_size) if k < table_size else -1
+    if stop < 0:
+        raise ElfError(f"symbol name at offset {k} does not end inside its {table_size}-byte string table")
+    return data[table + k : stop].decode("utf-8", "replace")
 
 
 def _sections(path: Path) -> tuple[bytes, str, list[tuple]]:

@@ -3,7 +3,8 @@ loaded back with the dynamic loader, without llvmlite (the warm start of aot.com
 
 Loading goes through an anonymous memory file (memfd) holding the bytes the caller verified, so
 that what is loaded is exactly what was checked; where memfd is missing (not Linux) the bytes are
-written to a private temporary file first.
+written to a private temporary file first. perf cannot read a memory file's symbols: with
+AOT_PERF_MAP=1 a loaded library's functions are named in perf's map (runtime/perf_map.py).
 """
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import ctypes
 import functools
 import logging
 import os
+
+from . import perf_map
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +70,10 @@ def _has_libmvec() -> bool:
         return False
 
 
-def load_library(data: bytes, name: str) -> ctypes.CDLL:
-    """Load shared-library bytes (already verified by the caller) into the process, for good."""
+def load_library(data: bytes, name: str, owner: str = "", owners: dict | None = None) -> ctypes.CDLL:
+    """Load shared-library bytes (already verified by the caller) into the process, for good.
+    `owner`: whose code it is in the perf map (default `name`); `owners`: FUNC by symbol, where
+    it is not `owner`."""
     if hasattr(os, "memfd_create"):
         # the file stays open for good: glibc knows a loaded library by its path, so a closed and
         # reused /proc/self/fd/N would make a later dlopen return this library instead of its own
@@ -90,6 +95,8 @@ def load_library(data: bytes, name: str) -> ctypes.CDLL:
             f.flush()
             lib = ctypes.CDLL(f.name, mode=os.RTLD_LOCAL | os.RTLD_NOW)
     _keep.append(lib)
+    if perf_map.ENABLED:
+        perf_map.add_library(data, lambda symbol: symbol_address(lib, symbol), owner or name, owners)
     return lib
 
 

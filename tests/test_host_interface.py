@@ -164,7 +164,7 @@ def test_split_count_is_the_hosts(monkeypatch):
     t3 = dataclasses.replace(host_target(), kind="three")
     text = str(_lower(SUM, t3, num_threads=4))
     # the chunked pass: 3 chunks (its range) on the pool's 4 threads
-    assert re.search(r'@"aot\.parallel_for"\(.*@"total\.split\d+", ptr %"[.\w]+", i64 3, i64 4, i64 1\)', text)
+    assert re.search(r'@"aot\.parallel_for"\(.*@"total\.split\d+\.sum", ptr %"[.\w]+", i64 3, i64 4, i64 1\)', text)
     assert ".split" not in str(_lower(SUM, dataclasses.replace(host_target(), kind="one"), num_threads=4))
     x = np.random.default_rng(0).random(1 << 20)
     total = jit(ir.parse_module(SUM), num_threads=4, target=t3)["total"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Elementwise chain sin(x)*exp(-y) + x*y/(1+y*y): aot vs numpy, numexpr, numba, torch.compile.
 
-Run: .venv/bin/python tools/bench_elementwise.py [--sizes 1e4,1e6,1e7] [--dtypes f32,f64]
+Run: .venv/bin/python tools/bench_elementwise.py [--sizes 1e4,1e6,1e7] [--dtypes f32,f64] [--json PATH]
 Also reports peak extra memory at N=1e7 (measured in a child process per contestant, as the
 growth of the maximum resident set size over one call, relative to the output size).
 """
@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import median_time, optional, print_table  # noqa: E402
+from benchlib import Results, add_json_option, median_time, optional, print_table  # noqa: E402
 
 torch = optional("torch")  # import torch before numba (both bundle LLVM/OpenMP runtimes)
 numexpr = optional("numexpr")
@@ -55,7 +55,7 @@ def _ploop(x, y):
     return out
 
 
-def run(sizes, dtypes):
+def run(sizes, dtypes, results=None):
     rows = []
     for dt in dtypes:
         cs = contestants(dt)
@@ -77,7 +77,7 @@ def run(sizes, dtypes):
                 tol = 1e-5 if np.dtype(dt) == np.float32 else 1e-12
                 np.testing.assert_allclose(got, ref, rtol=tol, atol=tol, err_msg=name)
             rows.append(row)
-    print_table("elementwise chain", rows)
+    print_table("elementwise chain", rows, results=results)
 
 
 _MEM_CHILD = r"""
@@ -107,7 +107,7 @@ print((kib("VmHWM") - base) * 1024 / (n * np.dtype(dt).itemsize))
 """
 
 
-def memory(n=10_000_000, dt="float64"):
+def memory(n=10_000_000, dt="float64", results=None):
     print(f"\n## peak extra memory for one call at N={n:.0e} {dt} (x output size, the output included; "
           "peak resident set growth over a call after one warm-up call of the same shape)")
     names = list(contestants(dt))
@@ -117,6 +117,9 @@ def memory(n=10_000_000, dt="float64"):
         val = f"{float(out.stdout.strip().splitlines()[-1]):.2f}" if out.returncode == 0 and out.stdout.strip() \
             else f"error: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else '?'}"
         print(f"| {name} | {val} |")
+        if results is not None:
+            key = f"peak extra memory, x output size, N={n:.0e} {dt}"
+            results.notes.setdefault(key, {})[name] = val if val.startswith("error") else float(val)
 
 
 if __name__ == "__main__":
@@ -124,7 +127,11 @@ if __name__ == "__main__":
     p.add_argument("--sizes", default="1e4,1e6,1e7")
     p.add_argument("--dtypes", default="float32,float64")
     p.add_argument("--no-memory", action="store_true")
+    add_json_option(p)
     a = p.parse_args()
-    run([int(float(s)) for s in a.sizes.split(",")], a.dtypes.split(","))
+    res = Results("elementwise")
+    run([int(float(s)) for s in a.sizes.split(",")], a.dtypes.split(","), res)
     if not a.no_memory:
-        memory()
+        memory(results=res)
+    if a.json:
+        res.write(a.json)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """FFT benchmark: aot.fft vs numpy.fft, scipy.fft (workers 1, 2) and pyfftw (FFTW_MEASURE, threads 1, 2).
 
-Run: .venv/bin/python tools/bench_fft.py [--quick] [--no-pyfftw] [--overhead]
+Run: .venv/bin/python tools/bench_fft.py [--quick] [--no-pyfftw] [--overhead] [--json PATH]
 All contestants run in this process on the same data; times are medians. GFLOP/s uses the
 conventional 5 n log2 n flops per complex transform of length n (2.5 n log2 n for real ones),
 summed over the batch. pyfftw's planning time (FFTW_MEASURE) is reported separately and not
@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import fmt_time, median_time, optional, print_table
+from benchlib import Results, add_json_option, fmt_time, median_time, optional, print_table
 
 scipy_fft = optional("scipy.fft")
 pyfftw = optional("pyfftw")
@@ -212,11 +212,15 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="shorter timing runs")
     ap.add_argument("--no-pyfftw", action="store_true", help="skip pyfftw even when installed")
     ap.add_argument("--overhead", action="store_true", help="only the per-call overhead of small calls")
+    add_json_option(ap)
     args = ap.parse_args(argv)
+    res = Results("fft_overhead" if args.overhead else "fft")
     if args.overhead:
         print_table("per-call overhead of eager calls, one thread (overhead = call - kernel only)",
-                    overhead_rows(args.quick), baseline="call")
-        print_table("small calls outside the fast path, one thread", general_rows(args.quick))
+                    overhead_rows(args.quick), baseline="call", results=res, notes={"aot threads": 1})
+        print_table("small calls outside the fast path, one thread", general_rows(args.quick), results=res,
+                    notes={"aot threads": 1})
+        _write(res, args.json)
         return
     global pyfftw
     if args.no_pyfftw:
@@ -229,18 +233,30 @@ def main(argv=None) -> None:
             x = _data(n, dtype)
             _check("fft", x)
             rows.append(_row(f"fft n={n}", "fft", x, 5.0, 1, min_time, plans))
-        print_table(f"1-D c2c, {np.dtype(dtype).name}, one thread", rows)
+        print_table(f"1-D c2c, {np.dtype(dtype).name}, one thread", rows, results=res, notes={"aot threads": 1})
     rows = []
     for label, shape, name, _, _, real, factor in MULTI:
         x = _data(shape, np.float64 if real else np.complex128, real)
         _check(name, x)
         rows.append(_row(label, name, x, factor, 2, min_time, plans))
-    print_table("batched, 2-D, 3-D and real transforms, complex128/float64, aot with 2 threads", rows)
+    print_table("batched, 2-D, 3-D and real transforms, complex128/float64, aot with 2 threads", rows,
+                results=res, notes={"aot threads": 2})
     print("\n## costs outside the timed loops")
-    for label, t in first_call_costs() + plan_costs():
+    costs = first_call_costs() + plan_costs() + [(f"pyfftw FFTW_MEASURE planning, {lb}", t) for lb, t in plans]
+    for label, t in costs:
         print(f"- {label}: {fmt_time(t)}")
-    for label, t in plans:
-        print(f"- pyfftw FFTW_MEASURE planning, {label}: {fmt_time(t)}")
+    res.notes["costs outside the timed loops (seconds)"] = dict(costs)
+    res.threads["aot"] = "1 (1-D c2c tables), 2 (batched table)"
+    if scipy_fft is not None:
+        res.threads["scipy"] = "workers in the column name"
+    if pyfftw is not None:
+        res.threads["pyfftw"] = "threads in the column name"
+    _write(res, args.json)
+
+
+def _write(res: Results, path: str | None) -> None:
+    if path:
+        res.write(path)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchlib import print_table
+from benchlib import Results, add_json_option, print_table
 
 import aot
 from aot.compiler import llvm_backend
@@ -121,9 +121,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small arrays, short timing")
     ap.add_argument("--threads", type=int, default=1, help="threads of the compiled functions (numpy's FFT uses 1)")
+    add_json_option(ap)
     args = ap.parse_args()
+    res = Results("fft_fused")
     rows = [_row(label, fn, x, args.threads, args.quick) for label, fn, x in cases(args.quick)]
-    print_table(f"FFT fusion, compiled with {args.threads} thread(s)", rows, baseline="fused")
+    print_table(f"FFT fusion, compiled with {args.threads} thread(s)", rows, baseline="fused", results=res)
+    if args.json:
+        res.threads.update({"fused": args.threads, "unfused": args.threads, "numpy": 1})
+        res.write(args.json)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ spinning by one contestant slows the next one's by 10-1000x on a loaded machine.
 default because these problems are small (the time is the generated code, not the pools).
 
 Run: python tools/bench_func.py [--quick] [--threads N] [--contestants aot,jax,torch,torch.compile,numpy]
-     [--cases 1,2,3,4,5] [--fresh 3]
+     [--cases 1,2,3,4,5] [--fresh 3] [--json PATH]
 """
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated subset of " + ",".join(CONTESTANTS))
     p.add_argument("--cases", default="1,2,3,4,5")
     p.add_argument("--fresh", type=int, default=3, help="fresh processes per first-call figure (median)")
+    p.add_argument("--json", metavar="PATH", default=None,  # benchlib's option; it loads after the pinning
+                   help="also write the tables' rows, machine and versions to PATH as JSON")
     return p
 
 
@@ -71,7 +73,7 @@ if __name__ == "__main__":
 import numpy as np
 
 sys.path.insert(0, TOOLS)
-from benchlib import fmt_time, median_time, optional, print_table
+from benchlib import Results, fmt_time, median_time, optional, print_table
 
 
 # --- the functions, written once for np / jax.numpy / torch ------------------------------------------
@@ -406,6 +408,7 @@ def main(a) -> None:
         torch.set_num_threads(THREADS)
     budget = dict(min_time=0.02, min_runs=3) if a.quick else dict(min_time=0.5, min_runs=7)
     checks, notes, rows = [], [], []
+    res = Results("func")
     wanted = set(filter(None, a.cases.split(",")))
     if wanted - set("12345"):
         sys.exit(f"--cases: unknown {sorted(wanted - set('12345'))}; expected some of 1,2,3,4,5")
@@ -420,17 +423,17 @@ def main(a) -> None:
     eager = ["aot eager", "torch.func"]
     if rows:
         print_table("compiled transforms (torch.func: eager, for reference)",
-                    [{"case": r["case"], **{k: r[k] for k in compiled if k in r}} for r in rows])
+                    [{"case": r["case"], **{k: r[k] for k in compiled if k in r}} for r in rows], results=res)
         if "aot eager" in rows[0]:
             print_table("eager transforms (aot eager: traced once, run by numpy)",
                         [{"case": r["case"], **{k: r[k] for k in eager if k in r}} for r in rows],
-                        baseline="aot eager")
+                        baseline="aot eager", results=res)
     if "5" in wanted:
         fresh = run_fresh(names, 1 if a.quick else a.fresh, checks, notes, warm=not a.quick)
         if fresh:
             print_table("case 1's first call in a fresh process (trace + transform + compile; aot: an empty "
                         "AOT_CACHE_DIR and options={'disk_cache': False}; torch: "
-                        "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1; jax: no compilation cache)", fresh)
+                        "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1; jax: no compilation cache)", fresh, results=res)
         for c in checks:
             if c[0] == "fresh process":
                 print(f"  check {c[1]:<14} {c[2]:<7} {c[3]}")
@@ -441,6 +444,10 @@ def main(a) -> None:
           f"XLA: its pool follows the affinity{passive})")
     for note in notes:
         print("note:", note)
+    if a.json:
+        res.threads.update({n: THREADS for n in names})
+        res.notes["notes"] = notes
+        res.write(a.json)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ if __name__ == "__main__" and "--threads" in sys.argv and os.environ.get("_AOT_B
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import median_time, optional, print_table  # noqa: E402
+from benchlib import Results, add_json_option, median_time, optional, print_table  # noqa: E402
 
 torch = optional("torch")  # before numba
 numba = optional("numba")
@@ -35,7 +35,7 @@ def linear(x, w):
     return x @ w.T
 
 
-def run(sizes, threads):
+def run(sizes, threads, results=None):
     import aot
 
     opts = {"num_threads": threads} if threads else {}
@@ -63,12 +63,18 @@ def run(sizes, threads):
                     tf = torch.matmul if label == "a@b" else torch.nn.functional.linear
                     row["torch"] = median_time(functools.partial(tf, ta, tb))
                 rows.append(row)
-    print_table(f"matmul (threads: {threads or 'default'})", rows)
+    print_table(f"matmul (threads: {threads or 'default'})", rows, results=results)
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--sizes", default="64,256,512")
     p.add_argument("--threads", type=int, default=0)
+    add_json_option(p)
     a = p.parse_args()
-    run([int(s) for s in a.sizes.split(",")], a.threads)
+    res = Results("matmul")
+    run([int(s) for s in a.sizes.split(",")], a.threads, res)
+    if a.json:
+        if a.threads:
+            res.threads["aot"] = a.threads
+        res.write(a.json)

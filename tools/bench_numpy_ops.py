@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import median_time, optional, print_table  # noqa: E402
+from benchlib import Results, add_json_option, median_time, optional, print_table  # noqa: E402
 
 numba = optional("numba")
 RNG = np.random.default_rng(0)
@@ -117,7 +117,9 @@ def main() -> None:
     p.add_argument("--matrices", default="8,64,512")
     p.add_argument("--quick", action="store_true", help="smaller sizes (1e3, 1e5; matrices 8, 64)")
     p.add_argument("--only", default="", help="comma-separated functions to time (default: all)")
+    add_json_option(p)
     a = p.parse_args()
+    res = Results("numpy_ops")
     sizes = [1000, 100_000] if a.quick else [int(float(s)) for s in a.sizes.split(",")]
     mats = [8, 64] if a.quick else [int(s) for s in a.matrices.split(",")]
     funcs = {"cumsum": cumsum, "sort": sort, "argsort": argsort, "searchsorted": searchsorted,
@@ -131,16 +133,19 @@ def main() -> None:
         if only and name not in only:
             continue
         rows, notes = bench(name, fn, sizes)
-        print_table(f"{name}, float64", rows)
+        print_table(f"{name}, float64", rows, results=res)
         all_notes += notes
     if not only or "solve" in only:
         rows, notes = bench("solve", solve, mats)
-        print_table("np.linalg.solve, float64 (n x n) @ (n,)", rows)
+        print_table("np.linalg.solve, float64 (n x n) @ (n,)", rows, results=res)
         all_notes += notes
     print(f"\nnumba: {'%s' % numba.__version__ if numba else 'not installed'}; numpy {np.__version__}; "
           f"threads: aot {os.cpu_count()} cores")
     for note in all_notes:
         print("note:", note)
+    if a.json:
+        res.notes["notes"] = all_notes
+        res.write(a.json)
 
 
 if __name__ == "__main__":

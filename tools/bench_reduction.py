@@ -2,17 +2,18 @@
 """Reductions: sum(x*x + y) f64 N=1e7 and row softmax f32 (4096, 1024); aot vs numpy, numexpr,
 numba, torch.compile / torch.softmax.
 
-Run: .venv/bin/python tools/bench_reduction.py
+Run: .venv/bin/python tools/bench_reduction.py [--json PATH]
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import median_time, optional, print_table  # noqa: E402
+from benchlib import Results, add_json_option, median_time, optional, print_table  # noqa: E402
 
 torch = optional("torch")
 numexpr = optional("numexpr")
@@ -86,5 +87,11 @@ def bench_softmax(shape=(4096, 1024)):
 
 
 if __name__ == "__main__":
-    print_table("sum reduction", [bench_sum()])
-    print_table("row softmax", [bench_softmax()])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_json_option(p)
+    a = p.parse_args()
+    res = Results("reduction")
+    print_table("sum reduction", [bench_sum()], results=res)
+    print_table("row softmax", [bench_softmax()], results=res)
+    if a.json:
+        res.write(a.json)

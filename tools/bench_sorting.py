@@ -17,7 +17,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aot  # noqa: E402, I001
-from benchlib import median_time, print_table, threads  # noqa: E402
+from benchlib import Results, add_json_option, median_time, print_table, threads  # noqa: E402
 
 CASES = {
     "sort": (lambda x, v: np.sort(x), lambda x, v: np.sort(x)),
@@ -33,7 +33,7 @@ def _compiled(fn, nt: int):
     return aot.compile(fn, options={"num_threads": nt})
 
 
-def run(sizes: list[int]) -> None:
+def run(sizes: list[int], results: Results | None = None) -> None:
     rng = np.random.default_rng(0)
     nt = threads()
     rows = []
@@ -49,7 +49,7 @@ def run(sizes: list[int]) -> None:
             for name, fn in (("aot", many), ("aot 1 thread", one), ("numpy", theirs)):
                 row[name] = median_time(lambda f=fn, a=arg, b=v: f(a, b), min_time=min_time, min_runs=3)
             rows.append(row)
-    print_table(f"float64, 1-D ({nt} threads)", rows)
+    print_table(f"float64, 1-D ({nt} threads)", rows, results=results)
     short = []
     for shape in [(100_000, 8), (30_000, 32), (10_000, 100), (1_000, 1_000)]:
         x = rng.random(shape)
@@ -59,13 +59,20 @@ def run(sizes: list[int]) -> None:
             ours = aot.compile(fn)
             short.append({"case": f"{case} {shape}", "aot": median_time(lambda f=ours, a=x: f(a)),
                           "numpy": median_time(lambda f=fn, a=x: f(a))})
-    print_table(f"float64, many rows ({nt} threads)", short)
+    print_table(f"float64, many rows ({nt} threads)", short, results=results)
+    if results is not None:
+        results.threads.update({"aot": nt, "aot 1 thread": 1})
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--sizes", default="1000,100000,10000000")
-    run([int(s) for s in p.parse_args().sizes.split(",")])
+    add_json_option(p)
+    a = p.parse_args()
+    res = Results("sorting")
+    run([int(s) for s in a.sizes.split(",")], res)
+    if a.json:
+        res.write(a.json)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import median_time, optional, print_table  # noqa: E402
+from benchlib import Results, add_json_option, median_time, optional, print_table  # noqa: E402
 
 numba = optional("numba")
 RNG = np.random.default_rng(0)
@@ -77,7 +77,9 @@ def _numba(fn, args):
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="1000,100000,10000000")
+    add_json_option(p)
     a = p.parse_args()
+    res = Results("updates")
     sizes = [int(float(s)) for s in a.sizes.split(",")]
     funcs = {"add_at": add_at, "clip_negative": clip_negative, "stencil": stencil, "set_indexed": set_indexed}
     for name, fn in funcs.items():
@@ -89,9 +91,11 @@ def main() -> None:
             rows.append({"case": f"{name} n={n:g}", "aot": median_time(lambda: f(*args), **budget),
                          "numpy": median_time(lambda: fn(*args), **budget),
                          "numba": median_time(lambda: nf(*args), **budget) if nf else None})
-        print_table(f"{name}, float64", rows)
+        print_table(f"{name}, float64", rows, results=res)
     print(f"\nnumba: {numba.__version__ if numba else 'not installed'}; numpy {np.__version__}; "
           f"{os.cpu_count()} CPUs")
+    if a.json:
+        res.write(a.json)
 
 
 if __name__ == "__main__":

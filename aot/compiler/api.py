@@ -232,7 +232,10 @@ class CompiledFunction:
         return function_key(self._fn, args, kwargs, warm_start.settings_of(self._options, self._dynamic))
 
     def _warm_entry(self, key: str, args: tuple, leaves: list) -> CacheEntry | None:
-        found = warm_start.lookup(key, args)
+        from runtime import perf_map
+
+        with perf_map.serving(self._fn):  # profilers name the code it loads after self._fn
+            found = warm_start.lookup(key, args)
         if found is None:
             return None
         runner, out_spec, n_out = found
@@ -336,6 +339,12 @@ class CompiledFunction:
         return gm.forward, job
 
     def _call_backend(self, gm, example):
+        from runtime import perf_map
+
+        with perf_map.serving(self._fn):  # as in _warm_entry
+            return self._run_backend(gm, example)
+
+    def _run_backend(self, gm, example):
         try:
             return self._backend(gm, example, self._options) if self._backend_name == "llvm" \
                 else self._backend(gm, example)

@@ -3,6 +3,13 @@
 Object code is cached on disk under a key made of the name-normalised ir text, the target
 (triple, CPU, features) and the versions of aot and llvmlite, so a second process compiling the
 same function loads it instead of running LLVM. In-process, equal keys share one loaded entry.
+
+options["profile"] (aot.profile) builds an entry that times its kernel launches: the flag is part
+of the codegen options, hence of the key, so profiled and plain code never serve each other's
+calls. Its ProfileLayout (the counters' global and the launch sites' kernel names) is stored next
+to the object code and, with the counters' address, set on the runner as `profile`
+(a ProfileCounters); such entries are never linked for a warm start (their runner has no
+`object_key`).
 """
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 import ir
 from ir.passes import run_pipeline
@@ -32,6 +40,7 @@ _loaded: dict[str, int] = {}  # cache key -> entry address in the process-wide J
 # where this process's native code came from: LLVM runs, disk-cache loads, in-process reuses
 STATS = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
 _in_flight: dict[str, Future] = {}  # cache key -> its address, while one thread compiles it
+_layouts: dict = {}  # cache key -> codegen.options.ProfileLayout of a profiled entry
 _lock = threading.Lock()
 
 
@@ -48,6 +57,23 @@ def opt_level_of(options: dict) -> int:
     if type(level) is not int or not 0 <= level <= 3:
         raise ValueError(f"aot.compile: options['opt_level'] must be an int from 0 to 3, got {level!r}")
     return level
+
+
+def profile_of(options: dict) -> bool:
+    """Whether a compile builds a profiled entry: options["profile"] (True or False, default False)."""
+    value = options.get("profile", False)
+    if type(value) is not bool:
+        raise ValueError(f"aot.compile: options['profile'] must be True or False, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ProfileCounters:
+    """A profiled entry's counters as loaded: their layout and the address of the global (0 for a
+    graph without native code, which has none)."""
+
+    layout: object  # codegen.options.ProfileLayout
+    address: int
 
 
 def build_ir(gm) -> ir.Module:
@@ -133,21 +159,36 @@ def compile_graph(gm, example_inputs, options: dict):
     module = build_ir(gm)
     func = module.funcs["main"]
     if not func.result_types:  # every output is an input or a constant: no native code to run
-        return lambda *a: ()
+        return _no_code(profile_of(options))
     fn = load_module(module, options, facts_of(gm))
     log.debug("llvm backend: compiled in %.1f ms", 1e3 * (time.perf_counter() - t0))
-    return fn.returning_tuples()  # its `fast` is CompiledFunction's hot path
+    runner = fn.returning_tuples()  # its `fast` is CompiledFunction's hot path
+    if hasattr(fn, "profile"):
+        runner.profile = fn.profile
+    return runner
+
+
+def _no_code(profile: bool):
+    def nothing(*a):
+        return ()
+
+    if profile:  # no entry, no kernels: a profile of zeros
+        from codegen.options import ProfileLayout
+
+        nothing.profile = ProfileCounters(ProfileLayout(""), 0)
+    return nothing
 
 
 def load_module(module: ir.Module, options: dict, facts=None):
     """Native callable for `module`'s function `main`, through the in-process and disk caches.
     Thread-safe. One thread compiles a key, the others wait for it; LLVM runs outside the lock
     (compiles run on watchdog threads, one of them possibly stuck: compiles of other keys go on)."""
-    from codegen import CodegenOptions
+    from codegen.options import CodegenOptions
     from runtime import JitFunction, default_num_threads
 
     target = _host(opt_level_of(options))
-    cg = CodegenOptions(num_threads=int(options.get("num_threads") or default_num_threads()))
+    cg = CodegenOptions(num_threads=int(options.get("num_threads") or default_num_threads()),
+                        profile=profile_of(options))
     key = cache_key_of(module, target, cg)
     name = f"aot_{key[:24]}"
     func = module.funcs["main"]
@@ -174,9 +215,19 @@ def load_module(module: ir.Module, options: dict, facts=None):
     from codegen.trampolines import HELPERS  # builds runtime's call trampolines (IR only on a cache miss)
 
     fn = JitFunction(addr, sig, helpers=HELPERS)
-    if options.get("disk_cache", True):
+    if cg.profile:
+        fn.profile = _counters(key)
+    elif options.get("disk_cache", True):
         fn.object_key = key  # the object a warm start links into a shared library (warm_start.py)
     return fn
+
+
+def _counters(key: str) -> ProfileCounters:
+    """The counters of the profiled entry loaded under `key`."""
+    from runtime.jit import default_engine
+
+    layout = _layouts[key]
+    return ProfileCounters(layout, default_engine().global_address(layout.symbol))
 
 
 def _build(module: ir.Module, key: str, name: str, target, cg, options: dict, facts) -> int:
@@ -193,6 +244,8 @@ def _object_code(module: ir.Module, key: str, name: str, target, cg, options: di
 
     disk = DiskCache() if options.get("disk_cache", True) else None
     obj = disk.get(key, check=check_object) if disk is not None else None  # damaged: discarded, rebuilt
+    if obj is not None and cg.profile and not _cached_layout(disk, key):
+        obj = None  # a profiled object is of no use without its layout
     _count("disk_hits" if obj is not None else "compiles")
     if obj is None:
         func = module.funcs["main"]
@@ -203,17 +256,45 @@ def _object_code(module: ir.Module, key: str, name: str, target, cg, options: di
             obj = compile_object(llmod, target)
         finally:
             func.name = "main"
+        if cg.profile:
+            _set_layout(key, llmod.__dict__["aot_profile"][name])
         if disk is not None:
             disk.put(key, obj)
+            if cg.profile:
+                disk.put(_layout_key(key), _layouts[key].to_json().encode())
     return obj
+
+
+def _layout_key(key: str) -> str:
+    from runtime.disk_cache import cache_key
+
+    return cache_key("aot profile layout", key)
+
+
+def _cached_layout(disk, key: str) -> bool:
+    """Load a profiled object's layout from the disk cache; False when it is missing or damaged."""
+    from codegen.options import ProfileLayout
+
+    data = disk.get(_layout_key(key))
+    try:
+        _set_layout(key, ProfileLayout.from_json(data.decode()))
+    except (AttributeError, ValueError, KeyError, TypeError):  # None, not JSON, not a layout
+        return False
+    return True
+
+
+def _set_layout(key: str, layout) -> None:
+    with _lock:
+        _layouts[key] = layout
 
 
 def _install(key: str, name: str, obj: bytes) -> int:
     """Load `obj` into the process's JIT engine (its owner thread only); returns the address."""
+    from runtime import perf_map
     from runtime.jit import default_engine
 
     engine = default_engine()
-    engine.add_object(obj)
+    engine.add_object(obj, owner=perf_map.current_owner() if perf_map.ENABLED else "")
     addr = engine.address(name)
     with _lock:
         _loaded[key] = addr

@@ -96,10 +96,11 @@ def _parse(blob: bytes, args: tuple) -> dict | None:
 
 
 def _load(record: dict, lib_bytes: bytes):
-    from runtime import ArgSpec, JitFunction, Signature
+    from runtime import ArgSpec, JitFunction, Signature, perf_map
     from runtime.native_lib import load_library, symbol_address
 
-    lib = load_library(lib_bytes, record["entry"])
+    owner = perf_map.current_owner() if perf_map.ENABLED else ""
+    lib = load_library(lib_bytes, record["entry"], owner, {record["trampoline"]: "trampoline"})
     sig = Signature(tuple(ArgSpec(d, tuple(s)) for d, s in record["inputs"]),
                     tuple(ArgSpec(d, tuple(s)) for d, s in record["outputs"]), record["entry"])
     fn = JitFunction(symbol_address(lib, record["entry"]), sig, keepalive=lib,

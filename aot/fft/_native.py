@@ -40,6 +40,8 @@ from codegen.fft.names import (
 )
 from codegen.fft.plan import CODELET_RADICES
 
+from ..logs import PROGRESS
+
 log = logging.getLogger(__name__)
 
 _FORMAT = "2"  # of the cached groups: kernel ABI and loader conventions
@@ -178,19 +180,33 @@ def _load_shared(data: bytes, group: tuple):
     """Load a library's bytes (checked by the disk cache) for good; its symbol lookup."""
     from runtime.native_lib import load_library, symbol_address
 
-    return functools.partial(symbol_address, load_library(data, f"aot-fft-{group_name(group)}"))
+    return functools.partial(symbol_address, load_library(data, f"aot-fft-{group_name(group)}", owner="fft"))
 
 
 def _load_jit(obj: bytes):
     from runtime.jit import JitEngine
 
     engine = JitEngine()
-    engine.add_object(obj)
+    engine.add_object(obj, owner="fft")
     _engines.append(engine)  # the code lives as long as its engine: for good
     return engine.address
 
 
 _engines: list = []
+
+
+_announced: set = set()
+
+
+def _announce_build(precision: str, groups: list) -> None:
+    """One line before a precision's first kernels are generated and compiled in this process (the
+    core and a first radix pass: about a second of LLVM); later single groups take ~0.3 s each."""
+    if precision in _announced or all(g[0] == "thunks" for g in groups):
+        return
+    _announced.add(precision)
+    logging.getLogger(PROGRESS).info(
+        "building the %s FFT kernels for their first use (%s, ...; about a second): they are cached on "
+        "disk, later processes load them", precision, ", ".join(group_name(g) for g in groups))
 
 
 class _Groups:
@@ -213,6 +229,8 @@ class _Groups:
             if ("core",) in todo:
                 todo.remove(("core",))
                 core = _cached_group(cache, self.precision, ("core",), None)
+                if core is None:
+                    _announce_build(self.precision, [("core",)])
                 self._add(("core",), *(core or _built_group(cache, self.precision, ("core",), None)))
             missing = []
             for g in todo:
@@ -221,6 +239,8 @@ class _Groups:
                     missing.append(g)
                 else:
                     self._add(g, *hit)
+            if missing:
+                _announce_build(self.precision, missing)
             if len(missing) > 1:
                 from concurrent.futures import ThreadPoolExecutor
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(
     reason="needs a system C compiler (cc) and /proc/self/statm",
 )
 
-N = 1 << 16  # a 1 MiB plan per load: 40 leaked plans would be 40 MiB
+N = 1 << 16  # a 1 MiB plan per load
 
 _PROGRAM = r"""
 #define _POSIX_C_SOURCE 200809L
@@ -46,13 +46,13 @@ int main(int argc, char **argv) {
   DLTensor in = {x, {1, 0}, 1, {2, 64, 1}, shape_in, NULL, 0};
   DLTensor o = {out, {1, 0}, 1, {5, 128, 1}, shape_out, NULL, 0};
   long first = 0;
-  for (int round = 0; round < 40; round++) {
+  for (int round = 0; round < 60; round++) {
     void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) { fprintf(stderr, "%s\n", dlerror()); return 2; }
     run_fn run = (run_fn)dlsym(h, "fftdyn");
     if (run == NULL || run(&in, 1, &o, 1) != 0) return 3;
     dlclose(h);
-    if (round == 4) first = rss_kib();
+    if (round == 20) first = rss_kib();  /* after malloc's arenas have settled */
   }
   printf("first %ld last %ld X0 %.6f\n", first, rss_kib(), out[0]);
   return 0;
@@ -74,4 +74,6 @@ def test_unloading_frees_the_plan_cache(tmp_path):
     words = r.stdout.split()
     first, last, x0 = int(words[1]), int(words[3]), float(words[5])
     assert x0 == pytest.approx(sum(i % 7 for i in range(N)))
-    assert last - first < 8 * 1024, r.stdout  # 35 more loads; a leaked plan each would be 35 MiB
+    # 40 more loads; a leaked plan each would be 40 MiB. The first rounds grow by up to ~2 MiB each (glibc
+    # keeps the pool threads' freed arenas: seen on a Xeon host, flat from round 8 on), hence round 20
+    assert last - first < 8 * 1024, r.stdout
