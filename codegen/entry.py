@@ -30,8 +30,9 @@ from ir.opdef import OPDEFS, MissingRule
 from ir.structural import FFT_KINDS
 from ir.symbols import is_static
 
-from . import graph_ops  # noqa: F401  (fills ENTRY_LOWERINGS)
 from . import graph_checks  # noqa: F401  (fills ENTRY_LOWERINGS)
+from . import graph_ops  # noqa: F401  (fills ENTRY_LOWERINGS)
+from . import row_groups
 from .graph_base import ENTRY_LOWERINGS, Desc, EntryCtx
 from .host import host_class
 from .llvm.loops import i64
@@ -91,7 +92,13 @@ def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) 
     ops = [op for op in func.body.ops if op.name != "return"]
     last_use = _last_uses(ops, ret)
     owned: dict[int, list] = {}  # op index -> the buffers it allocated
+    groups = {g.start: g for g in row_groups.plan(ops)} if host.runs_row_groups else {}
+    group, dead = None, []  # the row group being emitted; buffers to free once it has run
     for i, op in enumerate(ops):
+        if i in groups:
+            group = groups[i]
+            host.begin_group()
+            ectx.in_row_group = True
         rule = _rule_for(op)
         want = [dest.get(id(r)) for r in op.results]
         mark = host.n_buffers()
@@ -101,9 +108,17 @@ def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) 
             env[id(r)] = d
             if w is not None and d is w:
                 written.add(id(r))
-        # free the buffers whose every alias is dead (cleanup frees the rest)
+        # free the buffers whose every alias is dead (cleanup frees the rest); in a row group,
+        # once the group has run
         for j in [j for j, last in last_use.items() if last == i]:
-            host.free(owned.pop(j, []))
+            dead += owned.pop(j, [])
+        if group is not None and i == group.stop - 1:
+            rows = ectx.numel([ectx.dim(d) for d in group.shape[: group.lead]])
+            host.end_group(rows, group.block_rows, "_".join(_group_about(ops[group.start : group.stop])))
+            group, ectx.in_row_group = None, False
+        if group is None:
+            host.free(dead)
+            dead = []
     copy = ENTRY_LOWERINGS["@copy"]
     done = set()
     for k, v in enumerate(ret.operands):
@@ -115,6 +130,11 @@ def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) 
     ab.branch(body)
     host.finish()  # cleanup: free every intermediate, return the status
     return fn
+
+
+def _group_about(ops: list) -> list[str]:
+    """A row group's description: its kernels' kinds (red/ew), e.g. red_ew_red_ew."""
+    return ["red" if op.name == "kernel.reduce" else "ew" for op in ops]
 
 
 def _rule_for(op):

@@ -63,6 +63,7 @@ class EntryCtx:
     host: Host
     symbols: dict = field(default_factory=dict)
     helpers: dict = field(default_factory=dict)
+    in_row_group: bool = False  # launches are deferred to a row group (codegen/row_groups.py)
 
     def kernel_name(self, what: str, *about) -> str:
         """A fresh name for a kernel of this entry (counted with the host's tables and slots):

@@ -34,9 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 from llvmlite import ir as L
 
+from .kernels.common import new_kernel
 from .kernels.parallel import parallel_for
 from .llvm.context import declare
-from .llvm.loops import alloca, i64
+from .llvm.loops import alloca, for_range, i64
 from .llvm.types import I8, I32, I64, PTR, VOID
 from .llvm.unload import on_unload
 from .options import CodegenOptions, ProfileLayout, library_threads_symbol, profile_symbol
@@ -116,6 +117,19 @@ class Host:
         raise NotImplementedError
 
     def read_arg(self, launch: Launch, k: int) -> L.Value:
+        raise NotImplementedError
+
+    # --- row groups (codegen/row_groups.py) ----------------------------------------------------
+    runs_row_groups = False  # whether begin_group/end_group may be used
+
+    def begin_group(self) -> None:
+        """Defer the launches that follow until `end_group` (they must read no error slots)."""
+        raise NotImplementedError
+
+    def end_group(self, rows: L.Value, block_rows: int, about: str = "") -> None:
+        """Run the deferred launches as one launch over `rows`: each kernel's range is `rows`
+        times a whole number of its units; block by block of `block_rows` rows, every kernel runs
+        on the block's rows, in the order they were launched."""
         raise NotImplementedError
 
     def split_ways(self) -> int:
@@ -212,11 +226,41 @@ class CpuHost(Host):
             if isinstance(v.type, L.PointerType):
                 v = b.ptrtoint(v, I64)
             b.store(v, b.gep(arr, [i64(k)], source_etype=I64))
+        if self._group is not None:
+            self._group.append((kern, arr, total, work if work is not None else total))
+            return Launch(self, arr)
+        self._timed_launch(kern, arr, total, align, work)
+        return Launch(self, arr)
+
+    def _timed_launch(self, kern: L.Function, arr: L.Value, total: L.Value, align: int, work) -> None:
         t0 = self._profile_clock() if self._profiling() else None
         self._run_kernel(kern, arr, total, align, work)
         if t0 is not None:  # parallel_for has joined its workers: the launch's whole time
             self._profile_add(self._profile_site(kern), t0)
-        return Launch(self, arr)
+
+    runs_row_groups = True
+    _group: list | None = None  # the deferred launches: (kernel, argument block, total, work)
+
+    def begin_group(self) -> None:
+        assert self._group is None, "row groups do not nest"
+        self._group = []
+
+    def end_group(self, rows: L.Value, block_rows: int, about: str = "") -> None:
+        b, members = self.builder, self._group
+        self._group = None
+        # the group's argument block: per kernel, its argument block's address and units per row
+        garr = alloca(self.alloca_builder, I64, size=2 * len(members))
+        empty = b.icmp_signed("==", rows, i64(0))
+        for k, (_, arr, total, _) in enumerate(members):
+            units = b.select(empty, i64(0), b.sdiv(total, b.select(empty, i64(1), rows)))
+            b.store(b.ptrtoint(arr, I64), b.gep(garr, [i64(2 * k)], source_etype=I64))
+            b.store(units, b.gep(garr, [i64(2 * k + 1)], source_etype=I64))
+        work = members[0][3]
+        for m in members[1:]:
+            work = b.add(work, m[3])
+        wrapper = _row_group_kernel(self.module, self.symbol("rows", about), [m[0] for m in members],
+                                    block_rows)
+        self._timed_launch(wrapper, garr, rows, 1, work)
 
     def _run_kernel(self, kern: L.Function, arr: L.Value, total: L.Value, align: int, work) -> None:
         """Call `kern` over [0, total) on this thread, or on the pool when the work is large."""
@@ -383,6 +427,7 @@ class KernelsHost(CpuHost):
 
     describes_kernels = False  # the PTX keeps its names as they were (tests/golden/ptx)
     profiles = False  # no clock or counters on the GPU yet: options.profile is refused
+    runs_row_groups = False  # each kernel is its own PTX entry
 
     def launch(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
         self.module.__dict__.setdefault("aot_gpu_kernels", []).append((kern, len(slots)))
@@ -408,6 +453,25 @@ class KernelsHost(CpuHost):
 
     def call_planner(self, name, ret, argtypes, args):
         raise NotImplementedError("the NVIDIA target: FFT plans are not built for the GPU yet")
+
+
+def _row_group_kernel(module: L.Module, name: str, kernels: list, block_rows: int) -> L.Function:
+    """`void g(args, rb, re)` over rows: for each block [s, e) of `block_rows` rows of [rb, re),
+    kernel k runs over [s * u_k, e * u_k) with its argument block (args: pairs of its address and
+    its units per row u_k)."""
+    fn, b = new_kernel(module, name)
+    args, rb, re = fn.args
+    slots = [b.load(b.gep(args, [i64(j)], source_etype=I64), typ=I64) for j in range(2 * len(kernels))]
+    n_blocks = b.sdiv(b.add(b.sub(re, rb), i64(block_rows - 1)), i64(block_rows))
+    with for_range(b, i64(0), n_blocks, name="blk") as blk:
+        s = b.add(rb, b.mul(blk, i64(block_rows)))
+        e = b.add(s, i64(block_rows))
+        e = b.select(b.icmp_signed("<", re, e), re, e)
+        for k, kern in enumerate(kernels):
+            arr, units = b.inttoptr(slots[2 * k], PTR), slots[2 * k + 1]
+            b.call(kern, [arr, b.mul(s, units), b.mul(e, units)])
+    b.ret_void()
+    return fn
 
 
 MAX_ABOUT = 64  # characters of a kernel's description in its symbol

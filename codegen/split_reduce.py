@@ -35,7 +35,8 @@ class _Dynamic:
 
 
 def splittable(ectx: EntryCtx, kind: str, axes: tuple) -> bool:
-    return ectx.host.split_ways() > 1 and kind in SPLIT_KINDS and bool(axes)
+    # not in a row group: its kernels run on blocks of whole rows, every output in one piece
+    return ectx.host.split_ways() > 1 and kind in SPLIT_KINDS and bool(axes) and not ectx.in_row_group
 
 
 def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list) -> Desc:

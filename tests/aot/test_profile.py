@@ -25,13 +25,13 @@ RNG = np.random.default_rng(0)
 X = RNG.random((8, 16))
 
 
-def three(x):  # three kernels: a row max, a row sum, the elementwise rest
-    return np.exp(x - x.max(axis=1, keepdims=True)) / x.sum(axis=1, keepdims=True)
+def three(x):  # three kernels: a column max, a column sum, the elementwise rest (column reductions
+    return np.exp(x - x.max(axis=0)) / x.sum(axis=0)  # form no row group: codegen/row_groups.py)
 
 
-def steps(x):  # a traced loop: the same two kernels once per step
+def steps(x):  # a traced loop: the same two kernels once per step (column means: no row group)
     for _ in range(3):
-        x = x - x.mean(axis=1, keepdims=True) * 0.5
+        x = x - x.mean(axis=0) * 0.5
     return x
 
 
