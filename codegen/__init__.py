@@ -101,12 +101,17 @@ def _announce_large(llmod) -> None:
     progress = logging.getLogger("aot.progress")
     if not progress.isEnabledFor(logging.INFO):
         return
-    fns = [f for f in llmod.functions if f.blocks]
-    n = sum(len(b.instructions) for f in fns for b in f.blocks)
-    if n >= LARGE_MODULE_INSTRUCTIONS:
+    if isinstance(llmod, str):  # LLVM IR text: its instructions are its indented lines
+        lines = llmod.splitlines()
+        n, nf = sum(ln.startswith("  ") for ln in lines), sum(ln.startswith("define ") for ln in lines)
+        entries = "(text)"
+    else:
+        fns = [f for f in llmod.functions if f.blocks]
+        n, nf = sum(len(b.instructions) for f in fns for b in f.blocks), len(fns)
         entries = ", ".join(f.name for f in fns if f.linkage in ("", "external")) or llmod.name
+    if n >= LARGE_MODULE_INSTRUCTIONS:
         progress.info("compiling a large module (%d LLVM instructions in %d functions, entry %s): about a "
-                      "second or more of LLVM; its object code is cached on disk", n, len(fns), entries)
+                      "second or more of LLVM; its object code is cached on disk", n, nf, entries)
 
 
 def compile_assembly(llmod, target=None) -> str:

@@ -164,7 +164,7 @@ def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow
         ectx.call_kernel(kern, slots, total, 1, work=work)
         return
     b = ectx.builder
-    nt = ectx.host.split_ways()
+    nt = ectx.host.reduce_chunks()
     few = b.icmp_signed("<", total, i64(nt))
     big = b.icmp_signed(">=", work, i64(max(ectx.options.parallel_threshold, 1)))
     long_axis = b.icmp_signed(">=", dims[axes[0]], i64(2 * nt))

@@ -119,7 +119,7 @@ def _chunk_totals(ectx: EntryCtx, spec: ScanSpec, slots: list, chunk, lanes, wor
                          (OperandInfo(spec.src, (False,) * r),),
                          OperandInfo(spec.dtype, tuple(k == spec.axis for k in range(r))))
         # the scan's argument block starts as the reduction's: input, output, dims, input strides
-        return split_reduce(ectx, red, slots, [slots[2 + k] for k in kept])
+        return split_reduce(ectx, red, slots, [slots[2 + k] for k in kept], chunks=nt)  # the scan's chunks
     totals = ectx.alloc(TensorType(spec.dtype, (nt,) + tuple(spec.shape[k] for k in kept)))
     name = ectx.kernel_name("scantotal", spec.kind, spec.dtype)
     kern = emit_blocks(ectx.module, ectx.target, name, spec, "total", ectx.helpers)

@@ -133,8 +133,14 @@ class Host:
         raise NotImplementedError
 
     def split_ways(self) -> int:
-        """How many parallel chunks a split reduction cuts its outermost reduced axis into (fixed
-        when the code is built, so results never depend on the run-time thread count); 1: never."""
+        """How many parallel chunks the histogram, scan, selection and compaction kernels cut their
+        work into (fixed when the code is built); 1: never."""
+        raise NotImplementedError
+
+    def reduce_chunks(self) -> int:
+        """How many chunks a split reduction cuts its outermost reduced axis into, each reduced
+        into its own partial (any thread takes any chunk); 1: never. A constant, not the thread
+        count: a reduction's summation order, hence its result, is one for every thread count."""
         raise NotImplementedError
 
     # --- what kernels read and use ----------------------------------------------------------------
@@ -289,6 +295,9 @@ class CpuHost(Host):
     def split_ways(self) -> int:
         return self.options.num_threads  # the build-time count (a library's run-time one may differ)
 
+    def reduce_chunks(self) -> int:
+        return REDUCE_CHUNKS
+
     def constant(self, what: str, arr: np.ndarray) -> L.Value:
         raw = np.ascontiguousarray(arr).tobytes() or b"\0"  # a global needs a non-empty type
         t = L.ArrayType(I8, len(raw))
@@ -442,6 +451,9 @@ class KernelsHost(CpuHost):
     def split_ways(self) -> int:
         return 1
 
+    def reduce_chunks(self) -> int:
+        return 1
+
     def num_threads(self):
         return None
 
@@ -474,6 +486,8 @@ def _row_group_kernel(module: L.Module, name: str, kernels: list, block_rows: in
     return fn
 
 
+# chunks of a split reduction (CpuHost.reduce_chunks): enough to balance 2-16 threads within ~10%
+REDUCE_CHUNKS = 64
 MAX_ABOUT = 64  # characters of a kernel's description in its symbol
 
 

@@ -1,11 +1,14 @@
 """Threaded reductions with few outputs (e.g. a full sum): split the outermost reduced axis.
 
-When the outputs are fewer than the threads but the work is large, each of T chunks (the host's
-`split_ways`: the thread count on the CPU) of the outermost reduced axis is reduced into its own
-row of a (T, kept...) partials buffer (in parallel, by a wrapper that patches the argument block
-per chunk and calls the ordinary reduce kernel), then the partials are reduced over their first
-axis (by the caller, graph_ops.run_reduce, with SPLIT_KINDS[kind]). For a fixed T the result is
-deterministic; float sums differ from the serial order only by reassociation.
+When the outputs are few (fewer than T) but the work is large, each of T chunks (the host's
+`reduce_chunks`: 64 on the CPU, whatever the thread count) of the outermost reduced axis is
+reduced into its own row of a (T, kept...) partials buffer (by a wrapper that patches the argument
+block per chunk and calls the ordinary reduce kernel; the chunks run on any threads, serially on
+one), then the partials are reduced over their first axis in order (by the caller,
+graph_ops.run_reduce, with SPLIT_KINDS[kind]). Whether a reduction splits and where its chunks
+start depend on its shape only, so its result is the same, bit for bit, for any thread count,
+and for a JIT entry and a library whatever their threads; float sums differ from the serial
+order by reassociation only.
 """
 
 from __future__ import annotations
@@ -36,17 +39,18 @@ class _Dynamic:
 
 def splittable(ectx: EntryCtx, kind: str, axes: tuple) -> bool:
     # not in a row group: its kernels run on blocks of whole rows, every output in one piece
-    return ectx.host.split_ways() > 1 and kind in SPLIT_KINDS and bool(axes) and not ectx.in_row_group
+    return ectx.host.reduce_chunks() > 1 and kind in SPLIT_KINDS and bool(axes) and not ectx.in_row_group
 
 
-def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list) -> Desc:
+def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list,
+                 chunks: int | None = None) -> Desc:
     """Emit the chunked pass of reduction `spec` (whose ordinary argument block is `slots`: its
     output part is replaced) and return the (T, kept...) partials, for the caller to reduce over
-    their first axis with SPLIT_KINDS[spec.kind]."""
+    their first axis with SPLIT_KINDS[spec.kind]; T: `chunks`, else the host's reduce_chunks()."""
     b = ectx.builder
     shape, axes = spec.shape, spec.axes
     r, a0 = len(shape), axes[0]
-    nt = ectx.host.split_ways()
+    nt = chunks or ectx.host.reduce_chunks()
     kept = [k for k in range(r) if k not in axes]
     kshape = list(shape)
     kshape[a0] = _Dynamic()

@@ -156,9 +156,9 @@ def test_runtime_plans_are_the_hosts(recording_target, library):
 
 
 def test_split_count_is_the_hosts(monkeypatch):
-    """A split reduction cuts its axis into the Host's `split_ways` chunks, not the thread count."""
-    three = type("ThreeWays", (host_mod.CpuHost,), {"split_ways": lambda self: 3})
-    one = type("OneWay", (host_mod.CpuHost,), {"split_ways": lambda self: 1})
+    """A split reduction cuts its axis into the Host's `reduce_chunks` chunks, not the thread count."""
+    three = type("ThreeWays", (host_mod.CpuHost,), {"reduce_chunks": lambda self: 3})
+    one = type("OneWay", (host_mod.CpuHost,), {"reduce_chunks": lambda self: 1})
     monkeypatch.setitem(host_mod.HOSTS, "three", three)
     monkeypatch.setitem(host_mod.HOSTS, "one", one)
     t3 = dataclasses.replace(host_target(), kind="three")

@@ -36,7 +36,8 @@ graph_log = artifact_logger("graph")
 PIPELINE = ("canonicalize", "fold", "canonicalize", "cse", "dce", "fuse", "fuse_fft", "dce")
 
 DEFAULT_OPT_LEVEL = 3
-_loaded: dict[str, int] = {}  # cache key -> entry address in the process-wide JIT engine
+_loaded: dict[str, int] = {}  # cache key -> entry address in its JIT engine
+_engines: dict = {}  # cache key -> the JIT engine holding its code (alive for good)
 # where this process's native code came from: LLVM runs, disk-cache loads, in-process reuses
 STATS = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
 _in_flight: dict[str, Future] = {}  # cache key -> its address, while one thread compiles it
@@ -224,10 +225,8 @@ def load_module(module: ir.Module, options: dict, facts=None):
 
 def _counters(key: str) -> ProfileCounters:
     """The counters of the profiled entry loaded under `key`."""
-    from runtime.jit import default_engine
-
     layout = _layouts[key]
-    return ProfileCounters(layout, default_engine().global_address(layout.symbol))
+    return ProfileCounters(layout, _engines[key].global_address(layout.symbol))
 
 
 def _build(module: ir.Module, key: str, name: str, target, cg, options: dict, facts) -> int:
@@ -289,15 +288,21 @@ def _set_layout(key: str, layout) -> None:
 
 
 def _install(key: str, name: str, obj: bytes) -> int:
-    """Load `obj` into the process's JIT engine (its owner thread only); returns the address."""
+    """Load `obj` into a JIT engine of its own (kept for good: its owner thread only); returns the
+    address. One engine per object because MCJIT's memory manager maps code and data sections
+    in separate pools and reuses their free space: in a long-lived process an object's code
+    could land in an old code block and its constants in a new data mapping over 2 GiB away,
+    beyond the 32-bit PC-relative references of the small code model (RuntimeDyld aborts the
+    process: `isInt<32>(RealOffset)`). A fresh engine maps both at load time, side by side."""
     from runtime import perf_map
-    from runtime.jit import default_engine
+    from runtime.jit import JitEngine
 
-    engine = default_engine()
+    engine = JitEngine()
     engine.add_object(obj, owner=perf_map.current_owner() if perf_map.ENABLED else "")
     addr = engine.address(name)
     with _lock:
         _loaded[key] = addr
+        _engines[key] = engine
     return addr
 
 

@@ -40,6 +40,12 @@ SPIN = 4000  # pause-loop iterations before a worker sleeps (~0.1 ms)
 _SYNC = 64  # bytes reserved for a pthread mutex / condvar (40 / 48 on x86-64 glibc); zero = initialiser
 SEQ = "seq_cst"
 MAX_THREADS = 256  # the pool's size limit (a larger nthreads is capped): workers' pthread_t slots
+# Workers' stacks: kernels keep their large buffers on the heap (scratch), and every compiled module
+# has a pool of its own, so glibc's default (8 MiB, from ulimit -s) times hundreds of workers in a
+# process that compiles many functions reserved GiBs of address space, which drove MCJIT's code
+# and data sections of later objects over 2 GiB apart (RuntimeDyld's isInt<32> abort)
+WORKER_STACK = 1 << 21
+_ATTR = 64  # bytes reserved for a pthread_attr_t
 
 
 def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:
@@ -204,6 +210,9 @@ class _Pool:
         b = L.IRBuilder(fn.append_basic_block("entry"))
         getpid = _declare(self.module, "getpid", I32, [])
         create = _declare(self.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
+        attr = b.alloca(L.ArrayType(L.IntType(8), _ATTR))  # pthread_attr_t (56 bytes on x86-64 glibc)
+        b.call(_declare(self.module, "pthread_attr_init", I32, [PTR]), [attr])
+        b.call(_declare(self.module, "pthread_attr_setstacksize", I32, [PTR, I64]), [attr, i64(WORKER_STACK)])
         pid = b.call(getpid, [])
         with b.if_then(b.not_(self._ours(b, pid))):
             zero = L.Constant(L.ArrayType(L.IntType(8), _SYNC), None)
@@ -223,12 +232,13 @@ class _Pool:
         b.cbranch(b.and_(more, ok), body, done)
         b.position_at_end(body)
         slot = b.gep(self.tids, [i64(0), n], source_etype=self.tids.value_type)
-        rc = b.call(create, [slot, L.Constant(PTR, None), self.worker, gen])
+        rc = b.call(create, [slot, attr, self.worker, gen])
         started = b.icmp_signed("==", rc, L.Constant(I32, 0))
         b.store(b.select(started, b.add(n, i64(1)), n), self.nworkers)
         b.store(b.zext(b.not_(started), I32), self.failed)
         b.branch(head)
         b.position_at_end(done)
+        b.call(_declare(self.module, "pthread_attr_destroy", I32, [PTR]), [attr])
         b.ret_void()
         return fn
 

@@ -19,7 +19,7 @@ from ir.reductions import REDUCTIONS
 
 from ..llvm import complexops as C
 from ..llvm.cast import convert
-from ..llvm.context import LowerCtx
+from ..llvm.context import LowerCtx, declare
 from ..llvm.loops import (
     alloca,
     elem_ptr,
@@ -33,6 +33,7 @@ from ..llvm.loops import (
     store_scalar,
     store_vector,
 )
+from ..llvm.types import I64
 from ..targets.base import Target
 from .common import ArgBlock, OperandInfo, emit_body, max_element_bits, new_kernel
 
@@ -202,9 +203,10 @@ def emit_reduce(module: L.Module, target: Target, name: str, spec: ReduceSpec, h
 
         vectorise = (
             r - 1 in axes
-            and kind in _VECTOR_KINDS
+            and (kind in _VECTOR_KINDS or is_arg)
             and vlen > 1
             and not acc_dtype.is_complex
+            and not val_dt.is_complex
             and shape[-1] != 1
         )
         _reduced_loops(
@@ -215,7 +217,13 @@ def emit_reduce(module: L.Module, target: Target, name: str, spec: ReduceSpec, h
             scalar_step,
             inputs,
             entry_b,
-            vectorise
+            vectorise and is_arg
+            and (
+                lambda row_offs, run: _vector_arg_row(
+                    LowerCtx(module, b, target, vlen, helpers), block, kind, val_dt, inputs, ab, row_offs,
+                    run, acc, best_idx, counter, entry_b)
+            )
+            or vectorise
             and (
                 lambda row_offs, run: _vector_row(
                     LowerCtx(module, b, target, vlen, helpers),
@@ -299,11 +307,12 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
         for i, info in enumerate(inputs)
         if info.bcast[-1]
     }
-    vacc = _Slot(b, entry_b, identity(ctx, kind, acc_dtype))
-    vacc.set(identity(ctx, kind, acc_dtype))
-    full = b.and_(run, i64(-n))
+    ways = unroll_ways(block)
+    vaccs = [_Slot(b, entry_b, identity(ctx, kind, acc_dtype)) for _ in range(ways)]
+    for v in vaccs:
+        v.set(identity(ctx, kind, acc_dtype))
 
-    def step(k, mask):
+    def step(vacc, k, mask):
         vals = [
             hoisted[i]
             if i in hoisted
@@ -316,15 +325,164 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
             x = b.select(mask, x, identity(ctx, kind, acc_dtype))
         vacc.set(combine(ctx, kind, acc_dtype, vacc.get(), x))
 
-    with for_range(b, 0, full, n, name="rv") as k:
+    def comb(x, y):
+        return combine(ctx, kind, acc_dtype, x, y)
+
+    # `ways` independent accumulators take vectors in turn (a0 gets vectors 0, W, 2W, ...), so
+    # their latency chains overlap; the rest of the row goes to a0, then a masked tail. Float sums
+    # do this per block of CASCADE_VECTORS vectors per accumulator and add the blocks' sums
+    # pairwise (_Cascade): an error that grows with log(n), as numpy's pairwise sum, not with n
+    full = b.and_(run, i64(-n))
+    cascade = _Cascade(ctx, entry_b, acc_dtype) if kind == "sum" and acc_dtype.is_float else None
+    group = n * ways * (CASCADE_VECTORS if cascade else 1)
+    unrolled = b.and_(run, i64(-group))
+    with for_range(b, 0, unrolled, group, name="rv") as k0:
+        for j in range(group // (n * ways)):
+            k = b.add(k0, i64(j * n * ways))
+            for w, vacc in enumerate(vaccs):
+                step(vacc, b.add(k, i64(w * n)), None)
+        if cascade:
+            cascade.push(_tree(comb, [a.get() for a in vaccs]))
+            for a in vaccs:
+                a.set(identity(ctx, kind, acc_dtype))
+    with for_range(b, unrolled, full, n, name="rv1") as k:
+        step(vaccs[0], k, None)
+    with b.if_then(b.icmp_signed("<", full, run)):
+        step(vaccs[0], full, lane_mask(ctx, b.sub(run, full)))
+    v = _tree(comb, [a.get() for a in vaccs])
+    if cascade:
+        v = cascade.total(v)
+    lanes = [b.extract_element(v, L.Constant(L.IntType(32), lane)) for lane in range(n)]
+    total = _tree(lambda x, y: combine(sctx, kind, acc_dtype, x, y), lanes)
+    acc.set(combine(sctx, kind, acc_dtype, acc.get(), total))
+
+
+CASCADE_VECTORS = 4  # vectors per accumulator in one block of a float sum (f64 on AVX-512: 128 elements)
+
+
+class _Cascade:
+    """Pairwise addition of a row's block sums (vectors): block j (from 1) is added to the last
+    ctz(j) partials on a stack, each of them the sum of a power-of-two run of blocks, so every
+    element of the row sees O(log blocks) additions; at the end the rest of the row is added to
+    the partials from the newest to the oldest. The order depends on the row's length only."""
+
+    DEPTH = 64  # partials: one per bit of the block count
+
+    def __init__(self, ctx: LowerCtx, entry_b: L.IRBuilder, dt: DType):
+        self.ctx, self.b = ctx, ctx.builder
+        self.vt = ctx.ty(dt)
+        self.stack = alloca(entry_b, self.vt, size=self.DEPTH)
+        self.count = alloca(entry_b, I64)
+        self.b.store(i64(0), self.count)
+
+    def _slot(self, k):
+        return self.b.gep(self.stack, [k], source_etype=self.vt)
+
+    def push(self, v) -> None:
+        b = self.b
+        j = b.add(b.load(self.count, typ=I64), i64(1))
+        b.store(j, self.count)
+        ctpop = declare(self.ctx.module, "llvm.ctpop.i64", I64, [I64])
+        cttz = declare(self.ctx.module, "llvm.cttz.i64", I64, [I64, L.IntType(1)])
+        top = b.call(ctpop, [b.sub(j, i64(1))])  # partials before this block
+        merges = b.call(cttz, [j, L.Constant(L.IntType(1), 0)])
+        cur = alloca_value(b, self.vt, v)
+        with for_range(b, 0, merges, name="merge") as m:
+            older = b.load(self._slot(b.sub(b.sub(top, m), i64(1))), typ=self.vt)
+            b.store(b.fadd(older, b.load(cur, typ=self.vt)), cur)
+        b.store(b.load(cur, typ=self.vt), self._slot(b.sub(top, merges)))
+
+    def total(self, rest):
+        """`rest` plus every partial, newest first (then the stack is reset for the next row)."""
+        b = self.b
+        top = b.call(declare(self.ctx.module, "llvm.ctpop.i64", I64, [I64]), [b.load(self.count, typ=I64)])
+        cur = alloca_value(b, self.vt, rest)
+        with for_range(b, 0, top, name="fold") as m:
+            older = b.load(self._slot(b.sub(b.sub(top, m), i64(1))), typ=self.vt)
+            b.store(b.fadd(older, b.load(cur, typ=self.vt)), cur)
+        b.store(i64(0), self.count)
+        return b.load(cur, typ=self.vt)
+
+
+def alloca_value(b: L.IRBuilder, typ: L.Type, value):
+    """A stack slot (in the function's entry block) holding `value`."""
+    entry = L.IRBuilder(b.function.entry_basic_block)
+    entry.position_at_start(b.function.entry_basic_block)
+    slot = alloca(entry, typ)
+    b.store(value, slot)
+    return slot
+
+
+def unroll_ways(block) -> int:
+    """Vector accumulators of a contiguous row: 4 for light bodies, 2 when the body is large (each
+    accumulator repeats it in the loop: compile time) — a fixed function of the body, so that the
+    summation order is one per kernel (docs: the order below)."""
+    return 4 if len(block.ops) <= 6 else 2
+
+
+def _tree(comb, values: list):
+    """Pairwise combination in a fixed order: ((v0 . v1) . (v2 . v3))."""
+    while len(values) > 1:
+        values = [comb(values[i], values[i + 1]) if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
+
+
+def _vector_arg_row(ctx: LowerCtx, block, kind, yield_dt, inputs, ab, offs, run, acc, best_idx, counter,
+                    entry_b) -> None:
+    """argmax/argmin over one contiguous row: per lane the best value and its flat index (a lane's
+    first element starts it; `better` keeps the earliest of equal values, and the first nan), then
+    the lanes in index order: numpy's first occurrence, the first nan for floats."""
+    b, n = ctx.builder, ctx.vlen
+    bases = [elem_ptr(b, info.dtype, ab.ptrs[i], offs[i]) for i, info in enumerate(inputs)]
+    sctx = LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers)
+    hoisted = {i: splat_value(ctx, load_scalar(sctx, info.dtype, bases[i]))
+               for i, info in enumerate(inputs) if info.bcast[-1]}
+    none = i64(2**63 - 1)  # a lane that has not started yet
+    vbest = _Slot(b, entry_b, identity(ctx, kind, yield_dt))
+    vbest.set(identity(ctx, kind, yield_dt))
+    vidx = _Slot(b, entry_b, ctx.splat(none))
+    vidx.set(ctx.splat(none))
+    iota = L.Constant(L.VectorType(L.IntType(64), n), list(range(n)))
+    start = counter.get()
+
+    def step(k, mask):
+        vals = [hoisted[i] if i in hoisted else load_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[i], k), mask)
+                for i, info in enumerate(inputs)]
+        (x,) = emit_body(ctx, block, vals)
+        idx = vidx.get()
+        take = b.or_(better(ctx, kind, yield_dt, x, vbest.get()), b.icmp_signed("==", idx, ctx.splat(none)))
+        if mask is not None:
+            take = b.and_(take, mask)
+        vbest.set(b.select(take, x, vbest.get()))
+        vidx.set(b.select(take, b.add(ctx.splat(b.add(start, k)), iota), idx))
+
+    full = b.and_(run, i64(-n))
+    with for_range(b, 0, full, n, name="av") as k:
         step(k, None)
     with b.if_then(b.icmp_signed("<", full, run)):
         step(full, lane_mask(ctx, b.sub(run, full)))
-    v = vacc.get()
-    total = b.extract_element(v, L.Constant(L.IntType(32), 0))
-    for lane in range(1, n):
-        total = combine(sctx, kind, acc_dtype, total, b.extract_element(v, L.Constant(L.IntType(32), lane)))
-    acc.set(combine(sctx, kind, acc_dtype, acc.get(), total))
+    lane = [L.Constant(L.IntType(32), j) for j in range(n)]
+    v, i = b.extract_element(vbest.get(), lane[0]), b.extract_element(vidx.get(), lane[0])
+    for j in range(1, n):
+        xv, xi = b.extract_element(vbest.get(), lane[j]), b.extract_element(vidx.get(), lane[j])
+        tie = b.and_(_same(sctx, yield_dt, xv, v), b.icmp_signed("<", xi, i))
+        take = b.or_(better(sctx, kind, yield_dt, xv, v), tie)
+        take = b.and_(b.icmp_signed("!=", xi, none), b.or_(take, b.icmp_signed("==", i, none)))
+        v, i = b.select(take, xv, v), b.select(take, xi, i)
+    with b.if_then(b.icmp_signed("!=", i, none)):  # the row after the rows before it: ties keep theirs
+        take = better(sctx, kind, yield_dt, v, acc.get())
+        acc.set(b.select(take, v, acc.get()))
+        best_idx.set(b.select(take, i, best_idx.get()))
+    counter.set(b.add(start, run))
+
+
+def _same(ctx: LowerCtx, dt: DType, x, y):
+    """i1: x and y are equal for argmax's ties (two nans are equal)."""
+    f = ctx.builder
+    if dt.is_float:
+        return f.or_(f.fcmp_ordered("==", x, y), f.and_(f.fcmp_unordered("uno", x, x), f.fcmp_unordered("uno", y, y)))
+    return f.icmp_signed("==", x, y)
 
 
 __all__ = ["ReduceSpec", "combine", "emit_reduce", "identity"]

@@ -15,8 +15,9 @@ import platform
 # the first glibc version of each architecture's ABI
 BASELINE = {"x86_64": "GLIBC_2.2.5", "aarch64": "GLIBC_2.17"}
 # functions whose default version on a current glibc is newer than the baseline
-PINNED = ("pthread_create", "pthread_join", "pthread_detach", "memcpy", "exp", "exp2", "log", "log2",
-          "pow", "hypot", "lgamma", "expf", "exp2f", "exp10f", "logf", "log2f", "powf", "hypotf", "lgammaf")
+PINNED = ("pthread_create", "pthread_join", "pthread_detach", "pthread_attr_setstacksize", "memcpy",
+          "exp", "exp2", "log", "log2", "pow", "hypot", "lgamma", "expf", "exp2f", "exp10f", "logf", "log2f",
+          "powf", "hypotf", "lgammaf")
 
 
 def baseline_version(triple: str) -> str | None:

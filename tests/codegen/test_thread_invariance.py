@@ -1,0 +1,122 @@
+"""Results do not depend on the thread count, bit for bit: every reduction kind (split into the
+host's fixed chunks, not one per thread), the row groups, and every FFT kind; and a float sum's
+error against the exact sum is no worse than numpy's pairwise sum (codegen/kernels/reduce.py's
+blocks added pairwise)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import aot
+import aot.ops  # the op rows first: ir.reductions is imported through them
+from ir.reductions import REDUCTIONS
+
+THREADS = (1, 2, 3, 5)
+RNG = np.random.default_rng(7)
+
+
+def _runs(fn, *args):
+    """fn compiled for each thread count, called on args: {threads: result}."""
+    return {t: aot.compile(fn, options={"num_threads": t, "disk_cache": False})(*args) for t in THREADS}
+
+
+def _same_for_all(runs: dict, ref, rtol: float) -> None:
+    first = runs[THREADS[0]]
+    for t, got in runs.items():
+        np.testing.assert_array_equal(got, first, err_msg=f"{t} threads")
+    assert np.asarray(first).dtype == np.asarray(ref).dtype
+    np.testing.assert_allclose(first, ref, rtol=rtol, atol=0 if rtol == 0 else rtol)
+
+
+# kind -> (numpy function, the dtypes it is checked in)
+KINDS = {
+    "sum": (np.sum, (np.float64, np.float32, np.int64, np.complex128)),
+    "prod": (np.prod, (np.float64, np.complex128)),
+    "max": (np.max, (np.float64, np.float32, np.int32)),
+    "min": (np.min, (np.float64, np.int64)),
+    "argmax": (np.argmax, (np.float64, np.float32, np.int32)),
+    "argmin": (np.argmin, (np.float64, np.int64)),
+    "any": (np.any, (np.bool_,)),
+    "all": (np.all, (np.bool_,)),
+}
+
+
+def test_every_reduction_kind_is_covered():
+    assert set(KINDS) == set(REDUCTIONS)
+
+
+def _data(dt, shape):
+    if dt == np.bool_:
+        return RNG.random(shape) < 0.9995
+    if np.issubdtype(dt, np.complexfloating):
+        return (RNG.random(shape) + 1j * RNG.random(shape) + 0.5).astype(dt)
+    if np.issubdtype(dt, np.integer):
+        return RNG.integers(-50, 50, shape).astype(dt)
+    return (RNG.random(shape) + 0.5).astype(dt)
+
+
+def _tolerance(kind, dt) -> float:
+    if kind in ("max", "min", "argmax", "argmin", "any", "all") or np.issubdtype(dt, np.integer):
+        return 0.0
+    return 1e-4 if dt in (np.float32, np.complex64) else 1e-11
+
+
+CASES = [(k, dt, axis) for k, (_, dts) in KINDS.items() for dt in dts for axis in (None, 0, 1)]
+
+
+@pytest.mark.parametrize("kind, dt, axis", CASES, ids=[f"{k}-{np.dtype(d).name}-{a}" for k, d, a in CASES])
+def test_reductions_same_for_every_thread_count(kind, dt, axis):
+    fn = KINDS[kind][0]
+    n = 1 << 10 if kind == "prod" else 1 << 19  # large enough to split into chunks (and thread)
+    x = _data(dt, (3, n // 3 + 1) if axis is not None else (n + 13,))
+    if kind == "prod":
+        x = (1 + (x - 1) * 1e-3).astype(dt)  # no overflow
+    f = (lambda v: fn(v)) if axis is None else (lambda v: fn(v, axis=axis))
+    _same_for_all(_runs(f, x), f(x), _tolerance(kind, dt))
+
+
+def test_means_and_variances_same_for_every_thread_count():
+    x = _data(np.float64, (4, 200_003))
+    def f(v):
+        return v.mean(), v.var(axis=1), v.std(axis=0)
+
+    runs = _runs(f, x)
+    for k, ref in enumerate(f(x)):
+        _same_for_all({t: r[k] for t, r in runs.items()}, ref, 1e-11)
+
+
+FFTS = {
+    "fft": lambda x: np.fft.fft(x, axis=1),
+    "ifft": lambda x: np.fft.ifft(x, axis=0, norm="ortho"),
+    "rfft": lambda x: np.fft.rfft(x.real, axis=1),
+    "irfft": lambda x: np.fft.irfft(x, axis=1),
+    "fft2": lambda x: np.fft.fft2(x),
+    "fftn": lambda x: np.fft.fftn(x, axes=(0, 1)),
+    "hfft": lambda x: np.fft.hfft(x, axis=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FFTS))
+def test_ffts_same_for_every_thread_count(name):
+    x = _data(np.complex128, (96, 1000))
+    _same_for_all(_runs(FFTS[name], x), FFTS[name](x), 1e-9)
+
+
+def _sum_errors(x):
+    exact = math.fsum(x.astype(np.float64).ravel())
+    f = aot.compile(lambda v: np.sum(v), options={"disk_cache": False})
+    return abs(float(f(x)) - exact), abs(float(np.sum(x)) - exact), exact
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("dist", ["uniform", "normal", "lognormal"])
+def test_sum_accuracy_no_worse_than_numpy_pairwise(dt, dist):
+    n = 4_000_000
+    make = {"uniform": RNG.random, "normal": RNG.standard_normal, "lognormal": lambda k: RNG.lognormal(0, 3, k)}
+    x = make[dist](n).astype(dt)
+    ours, numpy, exact = _sum_errors(x)
+    ulp = np.spacing(np.asarray(abs(exact), dtype=dt)).item()
+    # no worse than numpy's pairwise sum, up to a few ulps of the result (both are O(log n) orders)
+    assert ours <= max(2 * numpy, 4 * ulp), (ours, numpy, ulp)
