@@ -529,8 +529,18 @@ def _rows(
         sctx = LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers)
         with b.if_else(contig) as (then, otherwise):
             with then:
+                # tiles of `wide` vectors of adjacent outputs: each step of the reduced dims loads
+                # wide * VL contiguous elements (a strided walk down the rows otherwise touches one
+                # cache line per row and page); then single vectors, then a masked one
+                wide = COLUMN_TILE if len(block.ops) <= 6 else 2
+                tiles = b.and_(run, i64(-n * wide))
                 full = b.and_(run, i64(-n))
-                with for_range(b, 0, full, n, name="col") as c:
+                with for_range(b, 0, tiles, n * wide, name="tile") as c:
+                    _column_block(
+                        ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, c, None,
+                        wide,
+                    )
+                with for_range(b, tiles, full, n, name="col") as c:
                     _column_block(
                         ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, c, None
                     )
@@ -545,29 +555,31 @@ def _rows(
 
 
 def _column_block(
-    ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, col, mask
+    ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, col, mask, wide=1
 ) -> None:
-    """Outputs [col, col + VL) of one row segment: a vector accumulator over the reduced dims."""
-    b = ctx.builder
+    """Outputs [col, col + wide * VL) of one row segment: `wide` vector accumulators over the
+    reduced dims (each output still in index order: the same result for any `wide`)."""
+    b, n = ctx.builder, ctx.vlen
     entry_b = L.IRBuilder(b.function.entry_basic_block)
     entry_b.position_at_start(b.function.entry_basic_block)
-    acc = _Slot(b, entry_b, identity(ctx, kind, acc_dtype))
-    acc.set(identity(ctx, kind, acc_dtype))
+    accs = [_Slot(b, entry_b, identity(ctx, kind, acc_dtype)) for _ in range(wide)]
+    for acc in accs:
+        acc.set(identity(ctx, kind, acc_dtype))
 
     def step(cur):
-        vals = []
-        for m, info in enumerate(inputs):
-            if info.bcast[-1]:
-                vals.append(
-                    splat_value(
-                        ctx, load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, ab.ptrs[m], cur[m]))
-                    )
-                )
-            else:
-                p = elem_ptr(b, info.dtype, ab.ptrs[m], b.add(cur[m], b.mul(col, ab.strides[m][-1])))
-                vals.append(load_vector(ctx, info.dtype, p, mask))
-        (x,) = emit_body(ctx, block, vals)
-        acc.set(combine(ctx, kind, acc_dtype, acc.get(), convert(ctx, x, yield_dt, acc_dtype)))
+        hoisted = {m: splat_value(ctx, load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, ab.ptrs[m], cur[m])))
+                   for m, info in enumerate(inputs) if info.bcast[-1]}
+        for w, acc in enumerate(accs):
+            at = b.add(col, i64(w * n))
+            vals = []
+            for m, info in enumerate(inputs):
+                if m in hoisted:
+                    vals.append(hoisted[m])
+                else:
+                    p = elem_ptr(b, info.dtype, ab.ptrs[m], b.add(cur[m], b.mul(at, ab.strides[m][-1])))
+                    vals.append(load_vector(ctx, info.dtype, p, mask))
+            (x,) = emit_body(ctx, block, vals)
+            acc.set(combine(ctx, kind, acc_dtype, acc.get(), convert(ctx, x, yield_dt, acc_dtype)))
 
     def nest(level, cur):
         if level == len(axes):
@@ -578,5 +590,9 @@ def _column_block(
             nest(level + 1, [b.add(o, b.mul(idx, ab.strides[m][k])) for m, o in enumerate(cur)])
 
     nest(0, offs[: len(inputs)])
-    out = elem_ptr(b, output.dtype, ab.ptrs[-1], b.add(offs[-1], col))
-    store_vector(ctx, output.dtype, out, convert(ctx, acc.get(), acc_dtype, output.dtype), mask)
+    for w, acc in enumerate(accs):
+        out = elem_ptr(b, output.dtype, ab.ptrs[-1], b.add(offs[-1], b.add(col, i64(w * n))))
+        store_vector(ctx, output.dtype, out, convert(ctx, acc.get(), acc_dtype, output.dtype), mask)
+
+
+COLUMN_TILE = 8  # vectors of adjacent outputs per tile of a reduction along a strided axis
