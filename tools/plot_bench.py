@@ -166,10 +166,10 @@ def plot_files(paths: list[str], out_dir: str) -> list[str]:
 
 
 def bench_args(script: str, quick: bool, sizes: str | None) -> list[str]:
-    """The quick/size flags each script has (bench_reduction has none)."""
+    """The quick/size flags each script has."""
     if script == "bench_elementwise":
         return (["--sizes", sizes] if sizes else []) + (["--no-memory"] if quick else [])
-    if script == "bench_fft":
+    if script in ("bench_fft", "bench_reduction"):
         return ["--quick"] if quick else []
     return []
 
@@ -198,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"first run {', '.join(RUN_SCRIPTS)} with --json, then plot their results")
     p.add_argument("--results", default=os.path.join(ROOT, "results"), help="--run: directory of the JSON files")
     p.add_argument("--python", default=sys.executable, help="--run: the interpreter of the benchmarks")
-    p.add_argument("--quick", action="store_true", help="--run: bench_fft --quick, bench_elementwise --no-memory")
+    p.add_argument("--quick", action="store_true",
+                   help="--run: bench_fft and bench_reduction --quick, bench_elementwise --no-memory")
     p.add_argument("--sizes", default=None, help="--run: bench_elementwise --sizes")
     a = p.parse_args(argv)
     if a.run == bool(a.files):
