@@ -251,9 +251,10 @@ def emit_reduce(module: L.Module, target: Target, name: str, spec: ReduceSpec, h
     if (
         axes
         and r - 1 not in axes
-        and kind in _VECTOR_KINDS
+        and (kind in _VECTOR_KINDS or REDUCTIONS[kind].index)
         and vlen > 1
         and not acc_dtype.is_complex
+        and not yield_dt.is_complex
         and shape[-1] != 1
     ):
         vctx = LowerCtx(module, b, target, vlen, helpers)
@@ -559,6 +560,11 @@ def _column_block(
 ) -> None:
     """Outputs [col, col + wide * VL) of one row segment: `wide` vector accumulators over the
     reduced dims (each output still in index order: the same result for any `wide`)."""
+    if REDUCTIONS[kind].index:
+        for w in range(wide):
+            _column_arg_block(ctx, sctx, ab, axes, kind, yield_dt, block, inputs, output, offs,
+                              ctx.builder.add(col, i64(w * ctx.vlen)), mask)
+        return
     b, n = ctx.builder, ctx.vlen
     entry_b = L.IRBuilder(b.function.entry_basic_block)
     entry_b.position_at_start(b.function.entry_basic_block)
@@ -596,3 +602,46 @@ def _column_block(
 
 
 COLUMN_TILE = 8  # vectors of adjacent outputs per tile of a reduction along a strided axis
+
+
+def _column_arg_block(ctx, sctx, ab, axes, kind, yield_dt, block, inputs, output, offs, col, mask) -> None:
+    """argmax/argmin of outputs [col, col + VL): per lane the best value and the flat index of the
+    reduced dims where it was first seen (`better`: strict order, the first nan), as the scalar
+    path keeps them."""
+    b = ctx.builder
+    entry_b = L.IRBuilder(b.function.entry_basic_block)
+    entry_b.position_at_start(b.function.entry_basic_block)
+    best = _Slot(b, entry_b, identity(ctx, kind, yield_dt))
+    best.set(identity(ctx, kind, yield_dt))
+    where = _Slot(b, entry_b, ctx.splat(i64(0)))
+    where.set(ctx.splat(i64(0)))
+    counter = alloca(entry_b, I64)
+    b.store(i64(0), counter)
+
+    def step(cur):
+        vals = []
+        for m, info in enumerate(inputs):
+            p = elem_ptr(b, info.dtype, ab.ptrs[m], cur[m])
+            if info.bcast[-1]:
+                vals.append(splat_value(ctx, load_scalar(sctx, info.dtype, p)))
+            else:
+                p = elem_ptr(b, info.dtype, ab.ptrs[m], b.add(cur[m], b.mul(col, ab.strides[m][-1])))
+                vals.append(load_vector(ctx, info.dtype, p, mask))
+        (x,) = emit_body(ctx, block, vals)
+        k = b.load(counter, typ=I64)
+        take = better(ctx, kind, yield_dt, x, best.get())
+        best.set(b.select(take, x, best.get()))
+        where.set(b.select(take, ctx.splat(k), where.get()))
+        b.store(b.add(k, i64(1)), counter)
+
+    def nest(level, cur):
+        if level == len(axes):
+            step(cur)
+            return
+        k = axes[level]
+        with for_range(b, 0, ab.dims[k], name=f"ra{k}") as idx:
+            nest(level + 1, [b.add(o, b.mul(idx, ab.strides[m][k])) for m, o in enumerate(cur)])
+
+    nest(0, offs[: len(inputs)])
+    out = elem_ptr(b, output.dtype, ab.ptrs[-1], b.add(offs[-1], col))
+    store_vector(ctx, output.dtype, out, convert(ctx, where.get(), int64, output.dtype), mask)

@@ -77,6 +77,19 @@ def test_reductions_same_for_every_thread_count(kind, dt, axis):
     _same_for_all(_runs(f, x), f(x), _tolerance(kind, dt))
 
 
+@pytest.mark.parametrize("fn", [np.argmax, np.argmin])
+def test_argmax_along_a_strided_axis_first_occurrence_and_nan(fn):
+    x = RNG.random((300, 37))
+    x[3, 5] = x[7, 5] = np.nan  # the first nan wins
+    x[:, 9] = 1.0  # all tied: the first row
+    x[10:, 11] = -np.inf
+    x[:, 12] = x[::-1, 12]
+    def f(v):
+        return fn(v, axis=0)
+
+    _same_for_all(_runs(f, x), f(x), 0.0)
+
+
 def test_means_and_variances_same_for_every_thread_count():
     x = _data(np.float64, (4, 200_003))
     def f(v):
