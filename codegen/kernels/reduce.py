@@ -587,15 +587,7 @@ def _column_block(
             (x,) = emit_body(ctx, block, vals)
             acc.set(combine(ctx, kind, acc_dtype, acc.get(), convert(ctx, x, yield_dt, acc_dtype)))
 
-    def nest(level, cur):
-        if level == len(axes):
-            step(cur)
-            return
-        k = axes[level]
-        with for_range(b, 0, ab.dims[k], name=f"rr{k}") as idx:
-            nest(level + 1, [b.add(o, b.mul(idx, ab.strides[m][k])) for m, o in enumerate(cur)])
-
-    nest(0, offs[: len(inputs)])
+    _over_reduced(b, ab, axes, offs[: len(inputs)], step)
     for w, acc in enumerate(accs):
         out = elem_ptr(b, output.dtype, ab.ptrs[-1], b.add(offs[-1], b.add(col, i64(w * n))))
         store_vector(ctx, output.dtype, out, convert(ctx, acc.get(), acc_dtype, output.dtype), mask)
@@ -634,14 +626,20 @@ def _column_arg_block(ctx, sctx, ab, axes, kind, yield_dt, block, inputs, output
         where.set(b.select(take, ctx.splat(k), where.get()))
         b.store(b.add(k, i64(1)), counter)
 
+    _over_reduced(b, ab, axes, offs[: len(inputs)], step)
+    out = elem_ptr(b, output.dtype, ab.ptrs[-1], b.add(offs[-1], col))
+    store_vector(ctx, output.dtype, out, convert(ctx, where.get(), int64, output.dtype), mask)
+
+
+def _over_reduced(b: L.IRBuilder, ab: ArgBlock, axes, offs: list, step) -> None:
+    """`step(offsets)` for every index of the reduced dims, in C order (nested loops)."""
+
     def nest(level, cur):
         if level == len(axes):
             step(cur)
             return
         k = axes[level]
-        with for_range(b, 0, ab.dims[k], name=f"ra{k}") as idx:
+        with for_range(b, 0, ab.dims[k], name=f"rr{k}") as idx:
             nest(level + 1, [b.add(o, b.mul(idx, ab.strides[m][k])) for m, o in enumerate(cur)])
 
-    nest(0, offs[: len(inputs)])
-    out = elem_ptr(b, output.dtype, ab.ptrs[-1], b.add(offs[-1], col))
-    store_vector(ctx, output.dtype, out, convert(ctx, where.get(), int64, output.dtype), mask)
+    nest(0, offs)

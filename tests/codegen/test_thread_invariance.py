@@ -117,19 +117,20 @@ def test_ffts_same_for_every_thread_count(name):
     _same_for_all(_runs(FFTS[name], x), FFTS[name](x), 1e-9)
 
 
-def _sum_errors(x):
-    exact = math.fsum(x.astype(np.float64).ravel())
-    f = aot.compile(lambda v: np.sum(v), options={"disk_cache": False})
-    return abs(float(f(x)) - exact), abs(float(np.sum(x)) - exact), exact
-
-
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 @pytest.mark.parametrize("dist", ["uniform", "normal", "lognormal"])
 def test_sum_accuracy_no_worse_than_numpy_pairwise(dt, dist):
-    n = 4_000_000
-    make = {"uniform": RNG.random, "normal": RNG.standard_normal, "lognormal": lambda k: RNG.lognormal(0, 3, k)}
-    x = make[dist](n).astype(dt)
-    ours, numpy, exact = _sum_errors(x)
-    ulp = np.spacing(np.asarray(abs(exact), dtype=dt)).item()
-    # no worse than numpy's pairwise sum, up to a few ulps of the result (both are O(log n) orders)
-    assert ours <= max(2 * numpy, 4 * ulp), (ours, numpy, ulp)
+    """The RMS error against the exact sum (math.fsum) over 8 arrays of 1e6 values is within 1.5x
+    of numpy's pairwise sum (one array's error is too noisy to compare: 0.3x-4x either way)."""
+    f = aot.compile(lambda v: np.sum(v), options={"disk_cache": False})
+    ours, numpy, floor = [], [], 0.0
+    for seed in range(8):
+        rng = np.random.default_rng(seed)  # the same data whatever ran before
+        make = {"uniform": rng.random, "normal": rng.standard_normal, "lognormal": lambda k, rng=rng: rng.lognormal(0, 3, k)}
+        x = make[dist](1_000_000).astype(dt)
+        exact = math.fsum(x.astype(np.float64))
+        ours.append(float(f(x)) - exact)
+        numpy.append(float(np.sum(x)) - exact)
+        floor = max(floor, np.spacing(np.asarray(abs(exact), dtype=dt)).item())
+    rms = [float(np.sqrt(np.mean(np.square(e)))) for e in (ours, numpy)]
+    assert rms[0] <= 1.5 * rms[1] + 4 * floor, rms
