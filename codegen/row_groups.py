@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ir.opdef import OPDEFS
 from ir.symbols import is_static
 
+from .graph_ops import single_op_body
 from .kernels.common import reports_errors
 
 ROW_LIMIT = 1 << 15  # elements per row of any kernel of a group (256 KB of float64)
@@ -94,9 +95,7 @@ def _iteration(op) -> tuple[tuple, int] | None:
         shape, body = tuple(op.attrs["shape"]), op.regions[0].block
         lead = min((a % len(shape) for a in op.attrs["axes"]), default=len(shape)) if shape else 0
     elif op.name in OPDEFS and OPDEFS[op.name].has("elementwise") and not op.regions:
-        from .graph_ops import single_op_body  # a lone elementwise op: its one-op kernel
-
-        shape = tuple(op.results[0].type.shape)
+        shape = tuple(op.results[0].type.shape)  # a lone elementwise op: its one-op kernel
         lead, body = len(shape), single_op_body(op)
     else:
         return None

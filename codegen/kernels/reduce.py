@@ -299,28 +299,36 @@ def _reduced_loops(b, ab, axes, offs, scalar_step, inputs, entry_b, vector_row) 
     nest(0, ptr_offs)
 
 
+class _RowInputs:
+    """The inputs of one contiguous row: their bases, and the broadcast ones loaded once."""
+
+    def __init__(self, ctx: LowerCtx, ab: ArgBlock, inputs, offs):
+        b = ctx.builder
+        self.ctx, self.inputs = ctx, inputs
+        self.sctx = LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers)
+        self.bases = [elem_ptr(b, info.dtype, ab.ptrs[i], offs[i]) for i, info in enumerate(inputs)]
+        self.hoisted = {i: splat_value(ctx, load_scalar(self.sctx, info.dtype, self.bases[i]))
+                        for i, info in enumerate(inputs) if info.bcast[-1]}
+
+    def values(self, k, mask) -> list:
+        """The inputs' vectors at element k of the row (masked lanes read as zero)."""
+        ctx, b = self.ctx, self.ctx.builder
+        return [self.hoisted[i] if i in self.hoisted
+                else load_vector(ctx, info.dtype, elem_ptr(b, info.dtype, self.bases[i], k), mask)
+                for i, info in enumerate(self.inputs)]
+
+
 def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, offs, run, acc, entry_b) -> None:
     b, n = ctx.builder, ctx.vlen
-    bases = [elem_ptr(b, info.dtype, ab.ptrs[i], offs[i]) for i, info in enumerate(inputs)]
-    sctx = LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers)
-    hoisted = {
-        i: splat_value(ctx, load_scalar(sctx, info.dtype, bases[i]))
-        for i, info in enumerate(inputs)
-        if info.bcast[-1]
-    }
+    row = _RowInputs(ctx, ab, inputs, offs)
+    sctx = row.sctx
     ways = unroll_ways(block)
     vaccs = [_Slot(b, entry_b, identity(ctx, kind, acc_dtype)) for _ in range(ways)]
     for v in vaccs:
         v.set(identity(ctx, kind, acc_dtype))
 
     def step(vacc, k, mask):
-        vals = [
-            hoisted[i]
-            if i in hoisted
-            else load_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[i], k), mask)
-            for i, info in enumerate(inputs)
-        ]
-        (x,) = emit_body(ctx, block, vals)
+        (x,) = emit_body(ctx, block, row.values(k, mask))
         x = convert(ctx, x, yield_dt, acc_dtype)
         if mask is not None:  # masked lanes contribute the identity
             x = b.select(mask, x, identity(ctx, kind, acc_dtype))
@@ -370,7 +378,7 @@ class _Cascade:
     DEPTH = 64  # partials: one per bit of the block count
 
     def __init__(self, ctx: LowerCtx, entry_b: L.IRBuilder, dt: DType):
-        self.ctx, self.b = ctx, ctx.builder
+        self.ctx, self.b, self.entry_b = ctx, ctx.builder, entry_b
         self.vt = ctx.ty(dt)
         self.stack = alloca(entry_b, self.vt, size=self.DEPTH)
         self.count = alloca(entry_b, I64)
@@ -387,31 +395,26 @@ class _Cascade:
         cttz = declare(self.ctx.module, "llvm.cttz.i64", I64, [I64, L.IntType(1)])
         top = b.call(ctpop, [b.sub(j, i64(1))])  # partials before this block
         merges = b.call(cttz, [j, L.Constant(L.IntType(1), 0)])
-        cur = alloca_value(b, self.vt, v)
-        with for_range(b, 0, merges, name="merge") as m:
-            older = b.load(self._slot(b.sub(b.sub(top, m), i64(1))), typ=self.vt)
-            b.store(b.fadd(older, b.load(cur, typ=self.vt)), cur)
-        b.store(b.load(cur, typ=self.vt), self._slot(b.sub(top, merges)))
+        cur = self._fold(v, top, merges)
+        b.store(cur, self._slot(b.sub(top, merges)))
 
     def total(self, rest):
         """`rest` plus every partial, newest first (then the stack is reset for the next row)."""
         b = self.b
         top = b.call(declare(self.ctx.module, "llvm.ctpop.i64", I64, [I64]), [b.load(self.count, typ=I64)])
-        cur = alloca_value(b, self.vt, rest)
-        with for_range(b, 0, top, name="fold") as m:
-            older = b.load(self._slot(b.sub(b.sub(top, m), i64(1))), typ=self.vt)
-            b.store(b.fadd(older, b.load(cur, typ=self.vt)), cur)
+        total = self._fold(rest, top, top)
         b.store(i64(0), self.count)
-        return b.load(cur, typ=self.vt)
+        return total
 
-
-def alloca_value(b: L.IRBuilder, typ: L.Type, value):
-    """A stack slot (in the function's entry block) holding `value`."""
-    entry = L.IRBuilder(b.function.entry_basic_block)
-    entry.position_at_start(b.function.entry_basic_block)
-    slot = alloca(entry, typ)
-    b.store(value, slot)
-    return slot
+    def _fold(self, v, top, count):
+        """v added to the `count` newest of the `top` partials, newest first: older + (... + v)."""
+        b = self.b
+        cur = _Slot(b, self.entry_b, v)
+        cur.set(v)
+        with for_range(b, 0, count, name="fold") as m:
+            older = b.load(self._slot(b.sub(b.sub(top, m), i64(1))), typ=self.vt)
+            cur.set(b.fadd(older, cur.get()))
+        return cur.get()
 
 
 def unroll_ways(block) -> int:
@@ -435,10 +438,8 @@ def _vector_arg_row(ctx: LowerCtx, block, kind, yield_dt, inputs, ab, offs, run,
     first element starts it; `better` keeps the earliest of equal values, and the first nan), then
     the lanes in index order: numpy's first occurrence, the first nan for floats."""
     b, n = ctx.builder, ctx.vlen
-    bases = [elem_ptr(b, info.dtype, ab.ptrs[i], offs[i]) for i, info in enumerate(inputs)]
-    sctx = LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers)
-    hoisted = {i: splat_value(ctx, load_scalar(sctx, info.dtype, bases[i]))
-               for i, info in enumerate(inputs) if info.bcast[-1]}
+    row = _RowInputs(ctx, ab, inputs, offs)
+    sctx = row.sctx
     none = i64(2**63 - 1)  # a lane that has not started yet
     vbest = _Slot(b, entry_b, identity(ctx, kind, yield_dt))
     vbest.set(identity(ctx, kind, yield_dt))
@@ -448,9 +449,7 @@ def _vector_arg_row(ctx: LowerCtx, block, kind, yield_dt, inputs, ab, offs, run,
     start = counter.get()
 
     def step(k, mask):
-        vals = [hoisted[i] if i in hoisted else load_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[i], k), mask)
-                for i, info in enumerate(inputs)]
-        (x,) = emit_body(ctx, block, vals)
+        (x,) = emit_body(ctx, block, row.values(k, mask))
         idx = vidx.get()
         take = b.or_(better(ctx, kind, yield_dt, x, vbest.get()), b.icmp_signed("==", idx, ctx.splat(none)))
         if mask is not None:
@@ -566,24 +565,15 @@ def _column_block(
                               ctx.builder.add(col, i64(w * ctx.vlen)), mask)
         return
     b, n = ctx.builder, ctx.vlen
-    entry_b = L.IRBuilder(b.function.entry_basic_block)
-    entry_b.position_at_start(b.function.entry_basic_block)
+    entry_b = _entry_builder(b)
     accs = [_Slot(b, entry_b, identity(ctx, kind, acc_dtype)) for _ in range(wide)]
     for acc in accs:
         acc.set(identity(ctx, kind, acc_dtype))
 
     def step(cur):
-        hoisted = {m: splat_value(ctx, load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, ab.ptrs[m], cur[m])))
-                   for m, info in enumerate(inputs) if info.bcast[-1]}
+        hoisted = _broadcast_values(ctx, sctx, ab, inputs, cur)
         for w, acc in enumerate(accs):
-            at = b.add(col, i64(w * n))
-            vals = []
-            for m, info in enumerate(inputs):
-                if m in hoisted:
-                    vals.append(hoisted[m])
-                else:
-                    p = elem_ptr(b, info.dtype, ab.ptrs[m], b.add(cur[m], b.mul(at, ab.strides[m][-1])))
-                    vals.append(load_vector(ctx, info.dtype, p, mask))
+            vals = _column_values(ctx, ab, inputs, cur, b.add(col, i64(w * n)), mask, hoisted)
             (x,) = emit_body(ctx, block, vals)
             acc.set(combine(ctx, kind, acc_dtype, acc.get(), convert(ctx, x, yield_dt, acc_dtype)))
 
@@ -601,8 +591,7 @@ def _column_arg_block(ctx, sctx, ab, axes, kind, yield_dt, block, inputs, output
     reduced dims where it was first seen (`better`: strict order, the first nan), as the scalar
     path keeps them."""
     b = ctx.builder
-    entry_b = L.IRBuilder(b.function.entry_basic_block)
-    entry_b.position_at_start(b.function.entry_basic_block)
+    entry_b = _entry_builder(b)
     best = _Slot(b, entry_b, identity(ctx, kind, yield_dt))
     best.set(identity(ctx, kind, yield_dt))
     where = _Slot(b, entry_b, ctx.splat(i64(0)))
@@ -611,14 +600,7 @@ def _column_arg_block(ctx, sctx, ab, axes, kind, yield_dt, block, inputs, output
     b.store(i64(0), counter)
 
     def step(cur):
-        vals = []
-        for m, info in enumerate(inputs):
-            p = elem_ptr(b, info.dtype, ab.ptrs[m], cur[m])
-            if info.bcast[-1]:
-                vals.append(splat_value(ctx, load_scalar(sctx, info.dtype, p)))
-            else:
-                p = elem_ptr(b, info.dtype, ab.ptrs[m], b.add(cur[m], b.mul(col, ab.strides[m][-1])))
-                vals.append(load_vector(ctx, info.dtype, p, mask))
+        vals = _column_values(ctx, ab, inputs, cur, col, mask, _broadcast_values(ctx, sctx, ab, inputs, cur))
         (x,) = emit_body(ctx, block, vals)
         k = b.load(counter, typ=I64)
         take = better(ctx, kind, yield_dt, x, best.get())
@@ -643,3 +625,30 @@ def _over_reduced(b: L.IRBuilder, ab: ArgBlock, axes, offs: list, step) -> None:
             nest(level + 1, [b.add(o, b.mul(idx, ab.strides[m][k])) for m, o in enumerate(cur)])
 
     nest(0, offs)
+
+
+def _entry_builder(b: L.IRBuilder) -> L.IRBuilder:
+    """A builder at the start of b's function's entry block (for stack slots)."""
+    entry_b = L.IRBuilder(b.function.entry_basic_block)
+    entry_b.position_at_start(b.function.entry_basic_block)
+    return entry_b
+
+
+def _broadcast_values(ctx: LowerCtx, sctx: LowerCtx, ab: ArgBlock, inputs, cur) -> dict:
+    """The inputs broadcast along the outputs (the last dim), splatted: input index -> vector."""
+    b = ctx.builder
+    return {m: splat_value(ctx, load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, ab.ptrs[m], cur[m])))
+            for m, info in enumerate(inputs) if info.bcast[-1]}
+
+
+def _column_values(ctx: LowerCtx, ab: ArgBlock, inputs, cur, col, mask, hoisted: dict) -> list:
+    """The inputs' vectors of outputs [col, col + VL) at the reduced-dims offsets `cur`."""
+    b = ctx.builder
+    vals = []
+    for m, info in enumerate(inputs):
+        if m in hoisted:
+            vals.append(hoisted[m])
+        else:
+            p = elem_ptr(b, info.dtype, ab.ptrs[m], b.add(cur[m], b.mul(col, ab.strides[m][-1])))
+            vals.append(load_vector(ctx, info.dtype, p, mask))
+    return vals
