@@ -20,12 +20,14 @@ demo: $(STAMP)
 	$(PY) examples/quickstart.py
 
 # the suite CI runs (slow-marked tests excluded: the 20,000-program fuzz run, full-range ulp scans);
-# loadscope: a test module runs on one worker, so its module-scoped JIT fixtures are built once
+# loadscope: a test module runs on one worker, so its module-scoped JIT fixtures are built once;
+# --max-worker-restart=0: a worker that dies ends the run, naming its test (xdist's loadscope
+# scheduler can deadlock when it replaces a crashed worker)
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --dist loadscope -q -m "not slow"
+	$(PY) -m pytest -n 2 --dist loadscope --max-worker-restart=0 -q -m "not slow"
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -n 2 -q -m slow
+	$(PY) -m pytest -n 2 -q -m slow --timeout=1800
 
 # the README's charts and their data (docs/charts): the benchmarks run under BENCH_PY, an environment
 # with the contestants installed (torch, numba, numexpr, pyfftw, scipy), e.g. make charts BENCH_PY=~/bench/bin/python

@@ -26,6 +26,7 @@ __all__ = [
     "compile_assembly",
     "compile_object",
     "host_target",
+    "jit_target",
     "lower_module",
     "named_target",
     "optimize_ir",
@@ -35,6 +36,7 @@ _LAZY = {
     "CodegenOptions": "codegen.options",
     "Target": "codegen.targets",
     "host_target": "codegen.targets",
+    "jit_target": "codegen.targets",
     "named_target": "codegen.targets",
 }
 

@@ -20,7 +20,7 @@ TYPES = {1: "relocatable", 2: "executable", 3: "shared object", 4: "core"}
 ET_REL, ET_DYN = 1, 3
 PT_LOAD = 1
 SEGMENTS = {1: "PT_LOAD", 2: "PT_DYNAMIC", 3: "PT_INTERP", 4: "PT_NOTE", 7: "PT_TLS"}
-SHT_NOBITS = 8
+SHT_NOBITS, SHT_RELA = 8, 4
 SHT_SYMTAB, SHT_DYNSYM = 2, 11
 STT_FUNC, STB_LOCAL = 2, 0
 SHN_UNDEF, SHN_LORESERVE = 0, 0xFF00
@@ -135,6 +135,19 @@ def check_object(data: bytes) -> None:
         if stype != SHT_NOBITS and off + size > len(data):
             raise ElfError(f"section {i} needs bytes {off}..{off + size} of a {len(data)}-byte object: "
                            "truncated?")
+
+
+def relocation_types(data: bytes) -> set[int]:
+    """The relocation types (ELF64 r_info's low word) of relocatable object `data`'s RELA sections."""
+    hdr = read_header(data)
+    _check_kind(hdr, ET_REL)
+    end = "<" if hdr.little_endian else ">"
+    types = set()
+    for _n, stype, _f, _a, off, size, _link, _info, _align, entsize in _section_headers(data, end):
+        if stype == SHT_RELA and entsize == 24:
+            _inside(data, off, size, "a relocation section")
+            types.update(info & 0xFFFFFFFF for _off, info, _add in struct.iter_unpack(end + "QQq", data[off:off + size]))
+    return types
 
 
 @dataclass(frozen=True)

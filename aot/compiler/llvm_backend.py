@@ -36,8 +36,7 @@ graph_log = artifact_logger("graph")
 PIPELINE = ("canonicalize", "fold", "canonicalize", "cse", "dce", "fuse", "fuse_fft", "dce")
 
 DEFAULT_OPT_LEVEL = 3
-_loaded: dict[str, int] = {}  # cache key -> entry address in its JIT engine
-_engines: dict = {}  # cache key -> the JIT engine holding its code (alive for good)
+_loaded: dict[str, int] = {}  # cache key -> entry address in the process-wide JIT engine
 # where this process's native code came from: LLVM runs, disk-cache loads, in-process reuses
 STATS = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
 _in_flight: dict[str, Future] = {}  # cache key -> its address, while one thread compiles it
@@ -47,9 +46,9 @@ _lock = threading.Lock()
 
 @functools.cache
 def _host(opt_level: int):
-    from codegen import host_target
+    from codegen import jit_target
 
-    return host_target(opt_level=opt_level)
+    return jit_target(opt_level=opt_level)
 
 
 def opt_level_of(options: dict) -> int:
@@ -135,7 +134,7 @@ def cache_key_of(module: ir.Module, target, options) -> str:
     from runtime.disk_cache import cache_key
 
     return cache_key(canonical_text(module), target.triple, target.cpu, target.features, str(target.opt_level),
-                     str(target.vector_bits), str(target.vector_library), repr(options),
+                     str(target.vector_bits), str(target.vector_library), target.code_model, target.relocation, repr(options),
                      aot.__version__, llvmlite.__version__, codegen_fingerprint())
 
 
@@ -226,7 +225,9 @@ def load_module(module: ir.Module, options: dict, facts=None):
 def _counters(key: str) -> ProfileCounters:
     """The counters of the profiled entry loaded under `key`."""
     layout = _layouts[key]
-    return ProfileCounters(layout, _engines[key].global_address(layout.symbol))
+    from runtime.jit import default_engine
+
+    return ProfileCounters(layout, default_engine().global_address(layout.symbol))
 
 
 def _build(module: ir.Module, key: str, name: str, target, cg, options: dict, facts) -> int:
@@ -288,21 +289,17 @@ def _set_layout(key: str, layout) -> None:
 
 
 def _install(key: str, name: str, obj: bytes) -> int:
-    """Load `obj` into a JIT engine of its own (kept for good: its owner thread only); returns the
-    address. One engine per object because MCJIT's memory manager maps code and data sections
-    in separate pools and reuses their free space: in a long-lived process an object's code
-    could land in an old code block and its constants in a new data mapping over 2 GiB away,
-    beyond the 32-bit PC-relative references of the small code model (RuntimeDyld aborts the
-    process: `isInt<32>(RealOffset)`). A fresh engine maps both at load time, side by side."""
+    """Load `obj` into the process's JIT engine (its owner thread only); returns the address.
+    The object was emitted for the large code model (codegen.jit_target): the engine may map its
+    code and constants far apart."""
     from runtime import perf_map
-    from runtime.jit import JitEngine
+    from runtime.jit import default_engine
 
-    engine = JitEngine()
+    engine = default_engine()
     engine.add_object(obj, owner=perf_map.current_owner() if perf_map.ENABLED else "")
     addr = engine.address(name)
     with _lock:
         _loaded[key] = addr
-        _engines[key] = engine
     return addr
 
 

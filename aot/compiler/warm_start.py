@@ -12,7 +12,9 @@ other shapes or a changed global scalar still recompiles.
 A compile whose entry qualifies (static shapes, positional arrays in, arrays out in a flat tuple
 or alone, no parameters, no in-place updates, code that needs nothing but libc, libm, libmvec and
 pthreads) writes the record after linking the shared library with `cc` on a background thread,
-which the interpreter waits for at exit. Without `cc`, or with AOT_WARM_START=0 or the option
+which the interpreter waits for at exit. The library is linked from the JIT's own object code, which
+addresses everything absolutely (codegen.jit_target's large code model): it carries text relocations,
+which the dynamic loader applies when it loads it. Without `cc`, or with AOT_WARM_START=0 or the option
 `disk_cache=False`, there is no warm start and nothing else changes.
 """
 from __future__ import annotations

@@ -44,7 +44,7 @@ from ..logs import PROGRESS
 
 log = logging.getLogger(__name__)
 
-_FORMAT = "2"  # of the cached groups: kernel ABI and loader conventions
+_FORMAT = "3"  # of the cached groups: kernel ABI and loader conventions (3: JIT objects use the large code model)
 _REAL = {"f32": (np.float32, "float"), "f64": (np.float64, "double")}
 _C2C_SIG = ("void(*)(const int64_t *, const {T} *, const {T} *, {T} *, int64_t, int64_t, int64_t, int64_t, "
             "int64_t, int32_t, {T}, {T} *)")
@@ -104,13 +104,12 @@ def kernel_vlen(precision: str, target) -> int:
 
 
 # ---- one group: from the disk cache, or built -------------------------------------------------
-def _group_object(precision: str, group: tuple, vlen: int | None) -> bytes:
-    """Object code of `group` for the host, for the core's `vlen` lanes (None: the host's):
-    generated, optimised at O3 (imports llvmlite)."""
-    from codegen.targets import emit_object, host_target, optimize
+def _group_object(precision: str, group: tuple, vlen: int | None, target) -> bytes:
+    """Object code of `group` for `target` (the host's, for a shared library or for the JIT), for
+    the core's `vlen` lanes (None: the host's): generated, optimised at O3 (imports llvmlite)."""
+    from codegen.targets import emit_object, optimize
     from codegen.targets.base import data_layout_of, parse
 
-    target = host_target()
     if group[0] == "thunks":
         from codegen.trampolines import HELPERS
 
@@ -141,24 +140,32 @@ def _cached_group(cache, precision: str, group: tuple, vlen: int | None):
 
 
 def _built_group(cache, precision: str, group: tuple, vlen: int | None):
-    """As _cached_group for a group not cached as a library: compiled (unless its object code is
-    cached), linked with cc and stored; without cc its object code is stored and JIT-loaded."""
-    from runtime.elf import check_object
-    from runtime.native_lib import LinkError, link_objects
+    """As _cached_group for a group not cached as a library: compiled, linked with cc and stored;
+    without cc, compiled for the JIT (unless that object code is cached) and JIT-loaded."""
+    from codegen.targets import host_target
+    from runtime.native_lib import LinkError, find_cc, link_objects
 
     so_key, obj_key = _keys(precision, group, vlen)
+    try:
+        find_cc()
+        lib = link_objects([_group_object(precision, group, vlen, host_target())])
+    except LinkError as e:  # no usable cc: object code, in a JIT engine
+        log.info("fft kernels: not linking %s (%s); loading its object code", group_name(group), e)
+        return _jit_group(cache, obj_key, precision, group, vlen)
+    _cache_put(cache, so_key, lib)
+    return _load_shared(lib, group), "compiled"
+
+
+def _jit_group(cache, obj_key: str, precision: str, group: tuple, vlen: int | None):
+    from codegen.targets import jit_target
+    from runtime.elf import check_object
+
     obj = _cache_get(cache, obj_key, check_object)
     source = "loaded object code from the disk cache" if obj is not None else "compiled"
     if obj is None:
-        obj = _group_object(precision, group, vlen)
-    try:
-        lib = link_objects([obj])
-    except LinkError as e:  # no usable cc: the object code, in a JIT engine
-        log.info("fft kernels: not linking %s (%s); loading its object code", group_name(group), e)
+        obj = _group_object(precision, group, vlen, jit_target())
         _cache_put(cache, obj_key, obj)
-        return _load_jit(obj), source
-    _cache_put(cache, so_key, lib)
-    return _load_shared(lib, group), source
+    return _load_jit(obj), source
 
 
 def _cache_get(cache, key: str, check) -> bytes | None:

@@ -1,7 +1,7 @@
 """Code generation targets: one file per target behind `base.Target`."""
 
 from .base import Target, create_target_machine, emit_assembly, emit_object, optimize
-from .cpu import host_target, named_target
+from .cpu import host_target, jit_target, named_target
 
 __all__ = [
     "Target",
@@ -9,6 +9,7 @@ __all__ = [
     "emit_assembly",
     "emit_object",
     "host_target",
+    "jit_target",
     "named_target",
     "optimize",
 ]

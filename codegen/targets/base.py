@@ -38,6 +38,10 @@ class Target:
         masked tail, on a range [begin, end) a thread pool splits: CPU).
     data_layout: the LLVM data layout string, when known ("" : from the TargetMachine, see
         `data_layout_of`).
+    code_model, relocation: LLVM's code model and relocation model: "small" and "pic" for shared
+        libraries (32-bit PC-relative references: the system loader maps a library in one piece);
+        "large" and "static" for object code the in-process JIT loads (64-bit absolute ones: see
+        cpu.jit_target).
     """
 
     name: str
@@ -51,6 +55,8 @@ class Target:
     kind: str = "cpu"
     math_library: str = "libm"
     loop_skeleton: str = "vector_rows"
+    code_model: str = "small"
+    relocation: str = "pic"
 
     def vector_len(self, bits: int) -> int:
         """Lanes of a vector of `bits`-wide elements (1 when vectors are off)."""
@@ -95,8 +101,8 @@ def _new_target_machine(target: Target) -> llvm.TargetMachine:
         cpu=target.cpu,
         features=target.features,
         opt=target.opt_level,
-        reloc="pic",
-        codemodel="default",
+        reloc=target.relocation,
+        codemodel=target.code_model,
         jit=False,
     )
 

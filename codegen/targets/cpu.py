@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import logging
 
@@ -60,6 +61,18 @@ def host_target(vector_bits: int | None = None, opt_level: int = 3) -> Target:
     bits = vector_bits_from_features(features) if vector_bits is None else vector_bits
     vlib = _vector_library(triple, bits) if libmvec_available() else None
     return Target("host", triple, cpu, features, bits, vlib, opt_level)
+
+
+@functools.cache
+def jit_target(opt_level: int = 3) -> Target:
+    """The host, for object code loaded into this process by the JIT (runtime/jit.py). MCJIT maps an
+    object's code and its constants in separate mappings, which in a long-lived process can lie over
+    2 GiB apart, beyond the small code model's 32-bit PC-relative references (RuntimeDyld then
+    aborts the process). The large code model with static relocation reaches everything through
+    64-bit absolute addresses, as LLVM's own JIT TargetMachines on x86-64 do (RuntimeDyld resolves
+    the large model's position-independent, GOT-relative form wrongly once an engine holds more
+    than one object)."""
+    return dataclasses.replace(host_target(opt_level=opt_level), code_model="large", relocation="static")
 
 
 def named_target(name: str) -> Target:
