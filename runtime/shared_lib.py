@@ -9,16 +9,23 @@ NAME.o, NAME_abi.c and NAME.h for the user's cross toolchain.
 `load_library(path)` opens NAME.so through cffi and returns a `SharedLibrary`, a callable taking
 numpy arrays that builds DLTensor descriptors, asks the library for the output shapes, allocates
 outputs and calls it; a non-zero status raises with the library's own message.
+
+A `SharedLibrary` pickles by value: the bytes of the file it mapped travel with their SHA-256;
+`rebuild_library` checks the digest, writes them to a private file and loads that as any other.
 """
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import logging
 import os
+import pickle
 import shutil
 import subprocess
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,6 +189,7 @@ class SharedLibrary:
         name = library_name(self.path)
         _check_file(self.path)
         self._mapped = _fresh_path(self.path)
+        self._ident = _identity(os.stat(self._mapped))  # what dlopen maps: pickling sends exactly that
         self.ffi = cffi.FFI()
         self.ffi.cdef(_CDEF)
         try:
@@ -224,6 +232,21 @@ class SharedLibrary:
             f"aot_load: {self.path.name} does not export {stem}_abi_version: not an aot library, "
             "or renamed (the file must be named NAME.so after its function NAME)"
         )
+
+    def __reduce__(self):
+        """Pickle by value: the mapped file's bytes, its name (NAME.so or libNAME.so, which the
+        loader reads NAME from) and their SHA-256; read here, not kept: most are never pickled."""
+        try:
+            with open(self._mapped, "rb") as f:
+                if _identity(os.fstat(f.fileno())) != self._ident:
+                    raise OSError("the file was replaced since it was loaded")
+                data = f.read()
+        except OSError as e:
+            raise pickle.PicklingError(
+                f"cannot pickle the aot library {self.name}: {self._mapped} no longer holds what was loaded "
+                f"({e}); load it again"
+            ) from None
+        return rebuild_library, (data, self.path.name, hashlib.sha256(data).hexdigest())
 
     def __repr__(self) -> str:
         return f"<aot library {self.name}{self.signature} at {self.path}>"
@@ -322,11 +345,14 @@ _OPENED: dict[Path, tuple[int, int, int]] = {}  # path -> (device, inode, mtime)
 _opened_lock = threading.Lock()
 
 
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_dev, st.st_ino, st.st_mtime_ns
+
+
 def _fresh_path(path: Path) -> Path:
     """What to dlopen for `path`: itself, or, when this process already mapped another file under
     that name (a library rebuilt in place), a private copy: dlopen would return the old one."""
-    st = path.stat()
-    ident = (st.st_dev, st.st_ino, st.st_mtime_ns)
+    ident = _identity(path.stat())
     with _opened_lock:
         seen = _OPENED.setdefault(path, ident)
     if seen == ident:
@@ -340,6 +366,56 @@ def _fresh_path(path: Path) -> Path:
 
 def load_library(path: str | os.PathLike) -> SharedLibrary:
     return SharedLibrary(path)
+
+
+# --- unpickling ---------------------------------------------------------------------------------
+# (digest, file name) -> library unpickled from those bytes; weak: a library nobody holds may unload
+_UNPICKLED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_unpickle_lock = threading.Lock()
+_PRIVATE_DIRS: list[tuple[int, str]] = []  # (creating pid, directory): mapped from until exit
+
+
+def rebuild_library(data: bytes, filename: str, digest: str) -> SharedLibrary:
+    """The SharedLibrary a pickle holds: `data` (the .so bytes) checked against its SHA-256
+    `digest`, written to a fresh private file named `filename`, and loaded as aot_load does (so
+    the ELF checks run before the system loader maps it)."""
+    data = bytes(data)
+    got = hashlib.sha256(data).hexdigest()
+    if got != digest:
+        raise InvalidLibraryError(
+            f"aot_load: pickled library {filename!r} is corrupt: SHA-256 mismatch "
+            f"(expected {digest}, got {got})"
+        )
+    if not isinstance(filename, str) or Path(filename).name != filename or filename in ("", ".", ".."):
+        raise InvalidLibraryError(f"aot_load: pickled library has a bad file name {filename!r}")
+    with _unpickle_lock:
+        lib = _UNPICKLED.get((digest, filename))
+        if lib is None:
+            lib = _UNPICKLED[(digest, filename)] = _load_private(data, filename)
+    return lib
+
+
+def _load_private(data: bytes, filename: str) -> SharedLibrary:
+    private = tempfile.mkdtemp(prefix="aot-pickled-")  # mode 0700: nobody else can swap the file
+    path = Path(private) / filename
+    try:
+        path.write_bytes(data)
+        lib = SharedLibrary(path)
+    except BaseException:
+        shutil.rmtree(private, ignore_errors=True)  # the load failed: nothing will run from it
+        raise
+    if not _PRIVATE_DIRS:
+        atexit.register(_remove_private_dirs)
+    _PRIVATE_DIRS.append((os.getpid(), private))
+    log.debug("unpickled library %s into %s", lib.name, path)
+    return lib
+
+
+def _remove_private_dirs() -> None:
+    # a forked child exiting normally runs this too: it must not delete what its parent maps
+    for pid, d in _PRIVATE_DIRS:
+        if pid == os.getpid():
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def needed_libraries(path: str | os.PathLike) -> list[str]:

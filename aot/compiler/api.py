@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
+from ..dask import any_dask
 from ..logs import artifact_logger
 from . import background, warm_start, watchdog
 from .backends import lookup_backend
@@ -73,6 +74,7 @@ class CacheStats:
     eager_fallbacks: int = 0
     compile_timeouts: int = 0
     warm_starts: int = 0  # entries loaded from an earlier process's native code (warm_start.py)
+    shipped: int = 0  # entries loaded from native code that came pickled (shipping.py)
     native_calls: int = 0  # calls a compiled entry served
     eager_calls: int = 0  # calls numpy served (eager fallback, compile in flight or overrun, failed)
     entries: list = field(default_factory=list)
@@ -85,6 +87,8 @@ class CompiledFunction:
                  cache_size_limit: int | None = None):
         self._orig = fn
         self._fn, self._module = _unwrap_module(fn)
+        self._backend_arg = backend
+        self._ship_id = None  # set when pickled (shipping.py): copies in one process are one function
         self._backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", "custom")
         self._backend = lookup_backend(backend)
         self._dynamic = dynamic
@@ -103,6 +107,34 @@ class CompiledFunction:
         self._dynamic_dims: set[tuple[int, int]] = set()  # (leaf index, dim) seen to change
         self._fast, self._fast_entry, self._fast_hits = None, None, 0  # see _hot
         functools.update_wrapper(self, fn if not self._module else type(self._module).forward)
+
+    # --- pickling (shipping.py) ---------------------------------------------------------------
+    def __reduce__(self):
+        from . import shipping
+
+        return shipping.rebuild, (shipping.state_of(self),)
+
+    def _settings(self) -> dict:
+        """The keyword arguments that make a function compiling like this one."""
+        options = dict(self._options, async_compile=self._async)
+        if self._timeout is not None:
+            options["compile_timeout"] = self._timeout
+        return {"options": options, "cache_size_limit": self._limit}
+
+    def _adopt(self, states: list, dynamic_dims: set) -> None:
+        """Add the shipped entries (their states) this function does not hold yet."""
+        from . import shipping
+
+        with self._lock:
+            have = {getattr(e.runner, "object_key", None) for e in self._entries} - {None}
+            for st in states:
+                if st["native"] is not None and st["native"]["key"] in have:
+                    continue
+                entry, shipped = shipping.entry_of(self, st)
+                if entry is not None and len(self._entries) < self._limit:
+                    self._entries.append(entry)
+                    self._stats.shipped += shipped
+            self._dynamic_dims |= dynamic_dims
 
     # --- calling -----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -128,6 +160,10 @@ class CompiledFunction:
                         self._stats.native_calls += 1
                         return out
         leaves, spec = tree_flatten((args, kwargs)) if kwargs else tree_flatten(args)
+        if any_dask(leaves):  # dask arrays out, a native kernel per chunk (aot/dask)
+            from ..dask import call
+
+            return call(self, args, kwargs)
         for entry in self._entries:
             if entry.guards.check(leaves):
                 entry.hits += 1
@@ -372,6 +408,7 @@ class CompiledFunction:
             "eager_reason": self._eager_reason,
             "compile_timeouts": self._stats.compile_timeouts,
             "warm_starts": self._stats.warm_starts,
+            "shipped": self._stats.shipped,
             "calls": {"native": self._stats.native_calls, "eager": self._stats.eager_calls},
             "compiling": len(self._background),
             "entries": [{"guards": list(e.guards.texts), "hits": e.hits, "compiling": e.pending is not None,

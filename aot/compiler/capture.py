@@ -86,6 +86,12 @@ class TracedArray:
         return inner if inner is not None and inner is not t and t in inner.outer else t
 
     @property
+    def __aot_emitter__(self) -> CaptureTracer:
+        """What records a core op called on this array (aot.frontend.core.CoreOp): a graph of core
+        ops (a GraphModule's forward) traces into one node per op."""
+        return self.tracer
+
+    @property
     def node(self):
         """The value's graph node (an in-place update of the array or of its base moves it on)."""
         if self._node is None:

@@ -51,6 +51,7 @@ class GuardSet:
     # the guards on sizes only, for calls whose leaves are all arrays of the right types and ranks
     # (the native strided call checks those itself): static dims and the ShapeEnv's relations
     shape_check: Callable[[list], bool] | None = None
+    spec: Any = None  # the GuardSpec it was compiled from
 
 
 def _rename(text: str, names: list[str] | None) -> str:
@@ -131,10 +132,33 @@ def _dtype_src(dt: np.dtype) -> str:
     return _DTYPE_NAMES.get(dt.str, f"dtype({dt.str!r})")
 
 
+@dataclass
+class GuardSpec:
+    """What a GuardSet compiles from, as plain data: an entry shipped to another process
+    (shipping.py) carries it and compiles it there. `env`: the values the `extra` guards (on
+    closure and global scalars) compare with, captured at trace time; the cells and globals they
+    read (CELLk, GLOBALS) are bound from the function where the set is compiled."""
+    texts: list[str]  # the conditions over the flat leaves L, in order
+    shown: list[str]  # GuardSet.texts: readable, over argument names
+    readable: list[str]  # one per condition, for why_failed
+    sizes: list[str]  # the conditions on sizes (static dims, the ShapeEnv's relations)
+    static_dims: dict
+    ranks: dict
+    consts: dict  # CONSTi / TYPEi: the values and types non-array leaves must have
+    extra: list[str]  # the conditions on closure and global scalars
+    env: dict
+    names: list[str] | None
+    all_arrays: bool
+
+
 def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, env: dict | None = None,
                  names: list[str] | None = None) -> GuardSet:
     """One GuardSet from the capture's leaves, plus `extra` (source, readable text) guards whose
     names `env` binds. `names` are readable sources of the leaves (`L['x']`) used in the texts."""
+    return compile_guards(guard_spec(cap, leaves, extra, env, names), env)
+
+
+def guard_spec(cap, leaves: list, extra=None, env: dict | None = None, names=None) -> GuardSpec:
     texts, static_dims, ranks = [f"len(L) == {len(leaves)}"], {}, {}
     consts, sizes = {}, []
     for i, (leaf, kind) in enumerate(zip(leaves, cap.leaf_kinds)):
@@ -147,8 +171,6 @@ def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, 
             consts[f"CONST{i}"], consts[f"TYPE{i}"] = kind[1], type(kind[1])
     extra_readable = {src: text for src, text in (extra or [])}
     texts += list(extra_readable)
-    namespace = {"ndarray": np.ndarray, "dtype": np.dtype, **consts, **(env or {})}
-    namespace.update({name: np.dtype(code) for code, name in (*_DTYPE_NAMES.items(), *_SWAPPED_NAMES.items())})
     shape_texts = []
     if getattr(cap, "dyn", None) is not None:  # symbolic dims: the ShapeEnv's guards, inlined
         flat = [f"L[{i}]" for i in cap.input_index]
@@ -156,22 +178,43 @@ def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, 
         texts += relations
         sizes += relations
         shape_texts = cap.dyn.guard_texts()
-        namespace["math"] = math
-    source, check = _compile_check("check", texts, namespace)
     readable = [extra_readable.get(t) or _show_consts(_rename(t, names), consts) for t in texts]
-    singles = [(r, eval(compile(f"lambda L: {t}", "<aot guard>", "eval"), namespace))
-               for r, t in zip(readable, texts)]
     n_shape = len(shape_texts)
     shown = (readable[:-n_shape] if n_shape else readable) + shape_texts
-    gs = GuardSet(shown, check, source, static_dims, ranks=ranks)
+    values = {k: v for k, v in (env or {}).items() if not _bound_from_function(k)}
+    return GuardSpec(texts, shown, readable, sizes, static_dims, ranks, consts, list(extra_readable), values,
+                     names, all(kind == "array" for kind in cap.leaf_kinds))
+
+
+def _bound_from_function(name: str) -> bool:
+    return name == "GLOBALS" or name.startswith("CELL")
+
+
+def function_env(fn) -> dict:
+    """The cells and globals of `fn` that GuardSpec.extra reads (see free_variable_guards)."""
+    cells = getattr(fn, "__closure__", None) or ()
+    env = {f"CELL{k}": cell for k, cell in enumerate(cells)}
+    env["GLOBALS"] = getattr(fn, "__globals__", {})
+    return env
+
+
+def compile_guards(spec: GuardSpec, env: dict | None = None) -> GuardSet:
+    """The GuardSet of `spec`; `env` binds the names its extra guards read (function_env)."""
+    namespace = {"ndarray": np.ndarray, "dtype": np.dtype, "math": math, **spec.consts, **spec.env, **(env or {})}
+    namespace.update({name: np.dtype(code) for code, name in (*_DTYPE_NAMES.items(), *_SWAPPED_NAMES.items())})
+    source, check = _compile_check("check", spec.texts, namespace)
+    singles = [(r, eval(compile(f"lambda L: {t}", "<aot guard>", "eval"), namespace))
+               for r, t in zip(spec.readable, spec.texts)]
+    gs = GuardSet(spec.shown, check, source, spec.static_dims, ranks=spec.ranks)
     gs._singles = singles
-    gs.names = names
-    if all(kind == "array" for kind in cap.leaf_kinds):
-        gs.shape_check = _compile_check("shape_check", sizes, namespace)[1]
+    gs.names = spec.names
+    gs.spec = spec
+    if spec.all_arrays:
+        gs.shape_check = _compile_check("shape_check", spec.sizes, namespace)[1]
         # runtime's fast call tests the simple relations natively, the rest in place (no call)
-        gs.shape_check.parts = ([(t, size_relations(t)) for t in sizes], namespace)
-    if extra_readable:  # closure/global scalars: checked on the native fast path too
-        src = "def extra_check():\n    return (" + "\n            and ".join(extra_readable) + ")\n"
+        gs.shape_check.parts = ([(t, size_relations(t)) for t in spec.sizes], namespace)
+    if spec.extra:  # closure/global scalars: checked on the native fast path too
+        src = "def extra_check():\n    return (" + "\n            and ".join(spec.extra) + ")\n"
         exec(compile(src, "<aot guards>", "exec"), namespace)
         gs.extra_check = namespace["extra_check"]
     return gs

@@ -163,6 +163,7 @@ def compile_graph(gm, example_inputs, options: dict):
     fn = load_module(module, options, facts_of(gm))
     log.debug("llvm backend: compiled in %.1f ms", 1e3 * (time.perf_counter() - t0))
     runner = fn.returning_tuples()  # its `fast` is CompiledFunction's hot path
+    runner.fft_precisions = fn.fft_precisions
     if hasattr(fn, "profile"):
         runner.profile = fn.profile
     return runner
@@ -215,6 +216,7 @@ def load_module(module: ir.Module, options: dict, facts=None):
     from codegen.trampolines import HELPERS  # builds runtime's call trampolines (IR only on a cache miss)
 
     fn = JitFunction(addr, sig, helpers=HELPERS)
+    fn.fft_precisions = fft_precisions(func)  # what a shipped copy loads first (shipping.py)
     if cg.profile:
         fn.profile = _counters(key)
     elif options.get("disk_cache", True):
@@ -232,7 +234,7 @@ def _counters(key: str) -> ProfileCounters:
 
 def _build(module: ir.Module, key: str, name: str, target, cg, options: dict, facts) -> int:
     obj = _object_code(module, key, name, target, cg, options, facts)
-    _load_fft_kernels(module.funcs["main"])
+    load_fft_kernels(fft_precisions(module.funcs["main"]))
     return _install(key, name, obj)
 
 
@@ -308,16 +310,40 @@ def _count(stat: str) -> None:
         STATS[stat] += 1
 
 
-def _load_fft_kernels(func: ir.Func) -> None:
-    """Load the FFT kernels a graph calls, so that their symbols resolve when its object loads
-    (graphs without FFTs skip the imports: a disk-cache hit then needs no code generator)."""
+def fft_precisions(func: ir.Func) -> tuple[str, ...]:
+    """The precisions of the FFT kernels a graph calls ("f32", "f64"; none for most graphs, which
+    then need no code generator import)."""
     from ir.structural import FFT_KINDS
 
     if not any(op.name in FFT_KINDS or op.name == "kernel.fft" for op in func.walk()):
-        return
+        return ()
     from codegen.graph_fft import kernel_precisions
 
-    from ..fft._native import kernels
+    return tuple(kernel_precisions(func))
 
-    for precision in kernel_precisions(func):
-        kernels(precision)  # registers the module's entries process-wide
+
+def load_fft_kernels(precisions: tuple[str, ...]) -> None:
+    """Load the FFT kernels of `precisions`, so that their symbols resolve when an object calling
+    them loads."""
+    if precisions:
+        from ..fft._native import kernels
+
+        for precision in precisions:
+            kernels(precision)  # registers the module's entries process-wide
+
+
+def install_shipped(key: str, name: str, obj: bytes, precisions: tuple[str, ...]) -> int:
+    """Load object code that another process compiled under cache key `key` (shipping.py, which
+    verified it), unless this process has it already; returns entry `name`'s address."""
+    with _ship_lock:
+        with _lock:
+            addr = _loaded.get(key)
+        if addr is None:
+            load_fft_kernels(precisions)
+            addr = _install(key, name, obj)
+    return addr
+
+
+_ship_lock = threading.Lock()
+
+

@@ -16,7 +16,13 @@ def aot_load(path: str | os.PathLike):
     numpy's same_kind rule allows. Bad inputs raise TypeError/ValueError with the library's own
     message (masked arrays: TypeError, their mask would be lost); an intermediate that cannot be
     allocated raises MemoryError. A file that is not a complete library for this machine (e.g.
-    truncated) raises runtime.shared_lib.InvalidLibraryError, an OSError, before it is mapped."""
+    truncated) raises runtime.shared_lib.InvalidLibraryError, an OSError, before it is mapped.
+
+    Libraries pickle by value: the .so bytes travel in the pickle (read when it is pickled), so it
+    loads in another process or on another machine of the same kind without the file. Unpickling
+    checks the bytes' SHA-256, writes them to a private temporary file (kept until the process
+    exits) and loads that like aot_load, ELF checks first; a corrupt pickle raises
+    InvalidLibraryError."""
     from runtime.shared_lib import load_library
 
     return load_library(path)

@@ -1,7 +1,9 @@
 """One callable per core op, like torch.ops.aten.add: `ops.add(x, y)`, `ops.sum(x, axes=(0,))`.
 
 Calling a CoreOp runs the op's numpy reference (through EagerEmitter, so results are checked against
-the op's rules); graphs whose nodes target CoreOps therefore run eagerly as they are. The name is
+the op's rules); graphs whose nodes target CoreOps therefore run eagerly as they are. On an operand
+that names its emitter (`__aot_emitter__`: a traced array) the op is recorded there instead, so
+that compiling such a graph captures the same ops. The name is
 readable in generated code: repr(ops.add) == "ops.add".
 """
 from __future__ import annotations
@@ -28,6 +30,10 @@ class CoreOp:
         return lookup(self.name)
 
     def __call__(self, *operands: Any, **attrs: Any):
+        for x in operands:  # a traced operand: the op is recorded as it is (not its numpy reference)
+            emitter = getattr(x, "__aot_emitter__", None)
+            if emitter is not None:
+                return emitter.emit(self.name, list(operands), attrs)
         return _EAGER.emit(self.name, operands, attrs)
 
     def __repr__(self) -> str:
