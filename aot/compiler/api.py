@@ -127,8 +127,12 @@ class CompiledFunction:
 
         with self._lock:
             have = {getattr(e.runner, "object_key", None) for e in self._entries} - {None}
+            # an entry whose guards equal an earlier one's is never reached (the earlier wins): this
+            # also keeps entries that recompile here (no object code, or CPU features missing, so
+            # no object_key) from piling up, one per time the function is received
+            specs = [e.guards.spec for e in self._entries if getattr(e.guards, "spec", None) is not None]
             for st in states:
-                if st["native"] is not None and st["native"]["key"] in have:
+                if (st["native"] is not None and st["native"]["key"] in have) or st["guards"] in specs:
                     continue
                 entry, shipped = shipping.entry_of(self, st)
                 if entry is not None and len(self._entries) < self._limit:

@@ -4,10 +4,12 @@
 module-level functions by reference; cloudpickle sends lambdas and closures by value), its compile
 settings and every entry that can travel: its guards (guards.GuardSpec), how the call's leaves map
 to the graph's inputs and outputs, its captured graph, and its native code: the object code with
-its SHA-256, the entry symbol and signature, the JIT target's triple and CPU features, and the FFT
-kernels it calls. Unpickling loads that object code into this process's JIT, after checking the
+its SHA-256, the entry symbol and signature, the JIT target's triple and CPU features, and which
+precisions of aot.fft's kernels it calls (the kernels themselves do not travel: a receiver loads
+them from its disk cache or generates them, ~2 s the first time). Unpickling loads that object code into this process's JIT, after checking the
 digest and the ELF structure (runtime.elf.check_object) as the disk cache does: no trace and no
-compile (`cache_info()["shipped"]` counts these entries). Where the code cannot run here (a CPU
+compile (`cache_info()["shipped"]` counts these entries); the code is kept in the receiver's disk
+cache, so that it can ship it on. Where the code cannot run here (a CPU
 lacking one of the features it was compiled for, another architecture) or did not travel (the
 sender's disk cache was off), the entry recompiles its captured graph on its first call, with
 that call's arrays. Entries that read a module's parameters, or whose guards compare non-scalar
@@ -42,10 +44,46 @@ def state_of(cf) -> dict:
     if cf._ship_id is None:
         cf._ship_id = uuid.uuid4().hex
     cf._flush_hits()
-    return {"format": FORMAT, "id": cf._ship_id, "fn": cf._orig, "backend": cf._backend_arg,
+    return {"format": FORMAT, "id": cf._ship_id, "fn": _function_of(cf), "backend": cf._backend_arg,
             "dynamic": cf._dynamic, "fullgraph": cf._fullgraph, "options": cf._settings(),
             "dynamic_dims": sorted(cf._dynamic_dims),
             "entries": [e for e in map(_entry_state, list(cf._entries)) if e is not None]}
+
+
+def _function_of(cf):
+    """The compiled function's own function, or, where a module's attribute of that name is the
+    compiled function itself (`@aot.compile` on a module-level def, which pickle could not find by
+    name), a reference that imports the module and unwraps it."""
+    fn = cf._orig
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if module and module != "__main__" and "<" not in name:
+        import sys
+
+        owner = sys.modules.get(module)
+        for part in name.split("."):
+            owner = getattr(owner, part, None)
+        if owner is cf:
+            return _Decorated(module, name)
+    return fn
+
+
+class _Decorated:
+    """Pickles as (module, qualified name) of a module-level `@aot.compile`d function."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+
+    def __reduce__(self):
+        return _undecorate, (self.module, self.name)
+
+
+def _undecorate(module: str, name: str):
+    import importlib
+
+    owner = importlib.import_module(module)
+    for part in name.split("."):
+        owner = getattr(owner, part)
+    return getattr(owner, "_orig", owner)
 
 
 def _entry_state(entry) -> dict | None:
@@ -152,11 +190,24 @@ def _runner(native: dict | None):
     from .llvm_backend import install_shipped
 
     addr = install_shipped(native["key"], native["symbol"], obj, native["fft"])
+    _keep_on_disk(native["key"], obj)
     sig = Signature(tuple(ArgSpec(np.dtype(d), tuple(s)) for d, s in native["inputs"]),
                     tuple(ArgSpec(np.dtype(d), tuple(s)) for d, s in native["outputs"]), native["symbol"])
     fn = JitFunction(addr, sig, helpers=HELPERS).returning_tuples()
     fn.object_key, fn.fft_precisions = native["key"], native["fft"]
     return fn
+
+
+def _keep_on_disk(key: str, obj: bytes) -> None:
+    """Into this process's disk cache, so that it can ship the code on (and later processes load it)."""
+    from runtime.disk_cache import DiskCache
+
+    try:
+        cache = DiskCache()
+        if cache.get(key) is None:
+            cache.put(key, obj)
+    except OSError as e:  # an unusable cache directory costs only the re-shipping
+        log.debug("shipping: not kept in the disk cache: %s", e)
 
 
 def _runs_here(native: dict) -> bool:

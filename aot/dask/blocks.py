@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_NO_IDENTITY = ("max", "min")  # numpy refuses these on an empty array: an empty chunk has no partial
+NO_IDENTITY = ("max", "min")  # numpy refuses these on an empty array: an empty chunk has no partial
 
 
 def identity(x, axis=None, keepdims=None):
@@ -29,23 +29,30 @@ class Task:
 class Partial(Task):
     """A chunk's partial reduction (keepdims) through its fused region."""
 
-    def __init__(self, fn, token: str, op: str, axes: tuple):
+    def __init__(self, fn, token: str, op: str, axes: tuple, dtype):
         super().__init__(fn, token)
-        self.op, self.axes = op, axes
+        self.op, self.axes, self.dtype = op, axes, np.dtype(dtype)
 
     def __call__(self, *blocks):
-        if self.op in _NO_IDENTITY and any(np.size(b) == 0 for b in blocks if isinstance(b, np.ndarray)):
+        if self.op in NO_IDENTITY and any(np.size(b) == 0 for b in blocks if isinstance(b, np.ndarray)):
             return self._empty(blocks)
         return self.fn(*blocks)
 
     def _empty(self, blocks):
-        """No partial (zero entries along the reduced axes), as dask's own chunk_max gives."""
-        from numpy import broadcast_shapes
-
-        shape = list(broadcast_shapes(*[np.shape(b) for b in blocks]))
+        """The partial of an empty chunk: the value that never wins (-inf for max: the whole array
+        is known not to be empty along the axes, lower.py checks)."""
+        shape = list(np.broadcast_shapes(*[np.shape(b) for b in blocks]))
         for a in self.axes:
-            shape[a] = 0
-        return np.empty(shape, np.result_type(*[b.dtype for b in blocks]))
+            shape[a] = 1
+        dtype = self.dtype
+        if dtype.kind == "f":
+            worst = -np.inf if self.op == "max" else np.inf
+        elif dtype.kind == "b":
+            worst = self.op == "min"
+        else:
+            info = np.iinfo(dtype)
+            worst = info.min if self.op == "max" else info.max
+        return np.full(shape, worst, dtype)
 
 
 class Aggregate(Task):
@@ -54,3 +61,45 @@ class Aggregate(Task):
 
     def __call__(self, x, axis=None, keepdims=None):
         return self.fn(x)
+
+
+class ArgPartial(Task):
+    """A chunk's (max, argmax) or (min, argmin) along `axis`, the index counted from the array's
+    start, as one array holding the two along that axis (in `dtype`: float64 holds float32 values
+    and indices exactly below 2**53)."""
+
+    def __init__(self, fn, token: str, axis: int, dtype):
+        super().__init__(fn, token)
+        self.axis, self.dtype = axis, np.dtype(dtype)
+
+    def __call__(self, block, block_info=None):
+        if block.shape[self.axis] == 0:  # no candidate (dask's own arg-reductions fail here)
+            shape = list(block.shape)
+            shape[self.axis] = 0
+            return np.empty(shape, self.dtype)
+        value, index = self.fn(block)
+        offset = block_info[0]["array-location"][self.axis][0] if block_info else 0
+        return np.concatenate([value.astype(self.dtype), (index + offset).astype(self.dtype)], axis=self.axis)
+
+
+class ArgAggregate:
+    """dask's combine/aggregate of ArgPartial pairs (value, index) concatenated along `axis`: the
+    pair of the first best value (the first of several equal ones, or the first NaN, as numpy's
+    argmax), as a pair again (`final=False`) or its index."""
+
+    def __init__(self, op: str, axis: int, keepdims: bool, final: bool):
+        self.op, self.axis, self.keepdims, self.final = op, axis, keepdims, final
+
+    def __dask_tokenize__(self):
+        return (type(self).__name__, self.op, self.axis, self.keepdims, self.final)
+
+    def __call__(self, x, axis=None, keepdims=None):
+        n = x.shape[self.axis]
+        values = np.take(x, np.arange(0, n, 2), axis=self.axis)
+        indices = np.take(x, np.arange(1, n, 2), axis=self.axis)
+        best = getattr(np, "arg" + self.op)(values, axis=self.axis, keepdims=True)
+        index = np.take_along_axis(indices, best, axis=self.axis)
+        if not self.final:
+            return np.concatenate([np.take_along_axis(values, best, axis=self.axis), index], axis=self.axis)
+        index = index.astype(np.int64)
+        return index if self.keepdims else np.squeeze(index, axis=self.axis)

@@ -138,13 +138,17 @@ class _Lowering:
         if name in _REDUCTIONS:
             return self._reduce(node)
         if name in _ARG_REDUCTIONS:
-            x = self.materialize(node.args[0])
-            return self._checked(node, getattr(_da(), name)(x, axis=node.kwargs["axis"],
-                                                            keepdims=node.kwargs.get("keepdims", False)))
+            return self._arg_reduce(node)
         if name in _FFTS:
             return self._fft(node)
         if name in _LAYOUT:
-            return self._checked(node, _LAYOUT[name](self.materialize(node.args[0]), node.kwargs))
+            x = self.materialize(node.args[0])
+            try:
+                return self._checked(node, _LAYOUT[name](x, node.kwargs))
+            except (NotImplementedError, ValueError) as e:  # dask.array's own limits (a reshape across chunks)
+                raise UnsupportedError(f"aot.compile with dask arrays: {name} of a {x.shape} array in chunks "
+                                       f"{x.chunks} (graph node {node.name}): dask.array cannot: "
+                                       f"{str(e).splitlines()[0]}") from e
         if name in ("concatenate", "stack"):
             parts = [self.materialize(a) for a in node.args]
             return self._checked(node, getattr(_da(), name)(parts, axis=node.kwargs["axis"]))
@@ -175,10 +179,11 @@ class _Lowering:
             self.pending.discard(node)
         return self.vals[node]
 
-    def _blockwise(self, value, node, key, tail=None, adjust=None, fixed=None, wrap=None):
+    def _blockwise(self, value, node, key, tail=None, adjust=None, fixed=None, wrap=None, skip_empty=False):
         """`value`'s region, then `tail` (giving `node`), as one blockwise task per chunk. `adjust`:
         output chunk sizes that differ from the region's (dim -> size); `fixed`: dims that must be
-        one chunk (dim -> size); `wrap(fn)`: the task around the compiled region."""
+        one chunk (dim -> size); `wrap(fn)`: the task around the compiled region; `skip_empty`: the
+        task takes empty chunks itself (no compile for them)."""
         da = _da()
         members, inputs = regions.cone(value, self.pending)
         ndim = len(value.meta["val"].shape)
@@ -192,7 +197,7 @@ class _Lowering:
                                  f"one chunk (it has {len(out_chunks[d])} chunks: {out_chunks[d][:4]}...); "
                                  f"rechunk first, e.g. x.rechunk({{{d}: -1}})")
         examples = [[regions.example_block(shape, a.shape, a.dtype) if ind is not None else a for a, ind in pairs]
-                    for shape in regions.example_patterns(out_chunks, fixed)]
+                    for shape in regions.example_patterns(out_chunks, fixed) if not (skip_empty and 0 in shape)]
         fn, token = self.plan.region_fn(key, lambda: regions.region_module(members, inputs, value, tail), examples)
         out = node.meta["val"]
         dt = out.dtype.numpy
@@ -220,8 +225,13 @@ class _Lowering:
         def tail(g, value):
             return g.call_function(node.target, (value,), {"axes": axes, "keepdims": True})
 
+        shape = operand.meta["val"].shape
+        if name in blocks.NO_IDENTITY and any(shape[a] == 0 for a in axes):  # as numpy refuses it
+            raise ValueError(f"zero-size array to reduction operation {name}imum which has no identity")
+        dt = node.meta["val"].dtype.numpy
         partials = self._blockwise(operand, node, ("partial", node.name), tail, {a: 1 for a in axes},
-                                   wrap=lambda fn, token: blocks.Partial(fn, token, name, axes))
+                                   wrap=lambda fn, token: blocks.Partial(fn, token, name, axes, dt),
+                                   skip_empty=name in blocks.NO_IDENTITY)
         out = node.meta["val"]
         dt = out.dtype.numpy
         combine = self._aggregate_fn(node, name, axes, True, rank, partials)
@@ -240,6 +250,25 @@ class _Lowering:
             return regions.reduce_module(name, {"axes": axes, "keepdims": keepdims})
 
         return blocks.Aggregate(*self.plan.region_fn(("aggregate", node.name, keepdims), make, examples))
+
+    def _arg_reduce(self, node):
+        """argmax/argmin along an axis: per chunk a compiled (value, index) pair, then the first
+        best pair of the chunks."""
+        da = _da()
+        name, x = op_name(node), self.materialize(node.args[0])
+        axis, keepdims = node.kwargs["axis"], node.kwargs.get("keepdims", False)
+        pair = np.float64 if x.dtype.kind in "fc" else np.int64
+        nonempty = [c if d != axis else tuple(n for n in c if n) or (1,) for d, c in enumerate(x.chunks)]
+        examples = [[np.zeros(s, x.dtype)] for s in regions.example_patterns(nonempty)]
+        fn, token = self.plan.region_fn(("arg", node.name), lambda: regions.arg_partial_module(name, axis), examples)
+        chunks = tuple((2,) * len(c) if d == axis else c for d, c in enumerate(x.chunks))
+        pairs = da.map_blocks(blocks.ArgPartial(fn, token, axis, pair), x, chunks=chunks, dtype=pair,
+                              meta=np.empty((0,) * x.ndim, pair), name=f"aot-{name}-{_tokenize(token, x)}")
+        res = da.reduction(pairs, blocks.identity, blocks.ArgAggregate(name[3:], axis, keepdims, True), axis=(axis,),
+                           keepdims=keepdims, dtype=np.int64, combine=blocks.ArgAggregate(name[3:], axis, True, False),
+                           concatenate=True, meta=np.empty((0,) * len(node.meta["val"].shape), np.int64),
+                           name=f"aot-{name}-{_tokenize(token, pairs)}")
+        return self._checked(node, res)
 
     def _fft(self, node):
         operand, axis = node.args[0], node.kwargs["axis"]

@@ -89,6 +89,18 @@ def reduce_module(op: str, attrs: dict) -> GraphModule:
     return GraphModule({}, g)
 
 
+def arg_partial_module(op: str, axis: int) -> GraphModule:
+    """A GraphModule giving one chunk's (max, argmax) along `axis` (or min, argmin), kept as dims."""
+    from ..frontend.core import ops
+
+    g = Graph()
+    x = g.placeholder("in0")
+    value = g.call_function(ops[op[3:]], (x,), {"axes": (axis,), "keepdims": True})
+    index = g.call_function(ops[op], (x,), {"axis": axis, "keepdims": True})
+    g.output((value, index))
+    return GraphModule({}, g)
+
+
 def example_patterns(chunks: list[tuple], fixed: dict[int, int] | None = None) -> list[tuple]:
     """Per pattern of chunk sizes along each output dim (0, 1, 2 or more), one size per dim that
     stands for it. Sizes of 2 and up are distinct per dim and from the `fixed` dims' sizes (dim ->
