@@ -116,6 +116,7 @@ def test_layout_ops_are_dasks_own():
     _check(lambda a: ((a.T * 2).sum(axis=1), np.sin(a[::2, 1:]), np.flip(a, 0) + 1, a[:, None, :] * 3),
            [x], [(5, 4)])
     _check(lambda a: (a * 2).reshape(120), [x], [(6, 10)])
+    _check(lambda a: (np.concatenate([a, a * 2], axis=0), np.stack([a, a + 1], axis=1)), [x], [(5, 4)])
     with pytest.raises(UnsupportedError, match=r"reshape of a \(12, 10\) array in chunks.*dask.array cannot"):
         aot.compile(lambda a: (a * 2).reshape(6, 20))(da.from_array(x, chunks=(6, 10)))
 
@@ -129,6 +130,8 @@ def test_unmapped_ops_are_refused_by_name():
     x = da.from_array(_data(np.float64, (20, 6)), chunks=(5, 6))
     with pytest.raises(UnsupportedError, match="cumsum|scan.*not mapped onto dask.array"):
         aot.compile(lambda a: np.cumsum(a * 2, axis=0))(x)
+    with pytest.raises(UnsupportedError, match="matmul.*not mapped onto dask.array"):
+        aot.compile(lambda a: (a * 2) @ np.ones((6, 3)))(x)
 
 
 def test_max_of_an_empty_axis_is_refused_like_numpy():
