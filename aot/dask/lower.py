@@ -104,7 +104,7 @@ class Plan:
             if got is None:
                 from ..compiler.api import CompiledFunction
 
-                fn = CompiledFunction(make(), dynamic=True)
+                fn = CompiledFunction(make(), dynamic=True, options={"num_threads": 1})  # dask runs the chunks in parallel
                 for ex in examples:
                     fn(*ex)
                 got = self.compiled[key] = (fn, f"{self.token}-{'-'.join(map(str, key))}")
