@@ -5,8 +5,8 @@ module-level functions by reference; cloudpickle sends lambdas and closures by v
 settings and every entry that can travel: its guards (guards.GuardSpec), how the call's leaves map
 to the graph's inputs and outputs, its captured graph, and its native code: the object code with
 its SHA-256, the entry symbol and signature, the JIT target's triple and CPU features, and which
-precisions of aot.fft's kernels it calls (the kernels themselves do not travel: a receiver loads
-them from its disk cache or generates them, ~2 s the first time). Unpickling loads that object code into this process's JIT, after checking the
+aot.fft kernel libraries it calls (put into the receiver's disk cache when its host and the
+kernels' sources are the same kind; otherwise the receiver builds them, ~2 s). Unpickling loads that object code into this process's JIT, after checking the
 digest and the ELF structure (runtime.elf.check_object) as the disk cache does: no trace and no
 compile (`cache_info()["shipped"]` counts these entries); the code is kept in the receiver's disk
 cache, so that it can ship it on. Where the code cannot run here (a CPU
@@ -129,7 +129,17 @@ def _native_state(runner) -> dict | None:
             "inputs": [(s.dtype.str, tuple(s.shape)) for s in sig.inputs],
             "outputs": [(s.dtype.str, tuple(s.shape)) for s in sig.outputs],
             "triple": t.triple, "features": t.features, "vector_library": t.vector_library,
-            "fft": tuple(getattr(runner, "fft_precisions", ()))}
+            "fft": tuple(getattr(runner, "fft_precisions", ())), "fft_libraries": _fft_libraries(runner)}
+
+
+def _fft_libraries(runner) -> list:
+    """The FFT kernel libraries the code calls, as this process loaded them (aot.fft)."""
+    precisions = tuple(getattr(runner, "fft_precisions", ()))
+    if not precisions:
+        return []
+    from ..fft._native import loaded_libraries
+
+    return [loaded_libraries(p) for p in precisions]
 
 
 # ---- receiving ----------------------------------------------------------------------------------
@@ -189,6 +199,11 @@ def _runner(native: dict | None):
 
     from .llvm_backend import install_shipped
 
+    if native.get("fft_libraries"):
+        from ..fft._native import store_libraries
+
+        for shipped in native["fft_libraries"]:
+            store_libraries(shipped)
     addr = install_shipped(native["key"], native["symbol"], obj, native["fft"])
     _keep_on_disk(native["key"], obj)
     sig = Signature(tuple(ArgSpec(np.dtype(d), tuple(s)) for d, s in native["inputs"]),

@@ -393,6 +393,39 @@ def kernels(precision: str) -> Kernels:
     return k
 
 
+# ---- shipping (aot/compiler/shipping.py) ------------------------------------------------------
+def loaded_libraries(precision: str) -> dict:
+    """The disk-cache entries (key -> shared-library bytes) of the groups of `precision` this
+    process has loaded, with this host's stamp: what a process on the same kind of host loads
+    instead of building them (a pickled compiled function that calls FFTs carries them)."""
+    from runtime.disk_cache import DiskCache
+
+    groups = loaded(precision)._groups
+    cache, out = DiskCache(), {}
+    for group in list(groups.libs):
+        key = _keys(precision, group, None if group == ("core",) else groups.vlen)[0]
+        data = _cache_get(cache, key, None)
+        if data is not None:
+            out[key] = data
+    return {"stamp": _host_stamp(), "sources": _source_digest(), "libraries": out}
+
+
+def store_libraries(shipped: dict) -> int:
+    """Put libraries from loaded_libraries of another process into this one's disk cache, where
+    the groups' keys find them (checked as shared objects when they load); none when the other
+    host or the kernels' sources differ (their keys would never be asked for). Returns how many."""
+    if shipped.get("stamp") != _host_stamp() or shipped.get("sources") != _source_digest():
+        return 0
+    from runtime.disk_cache import DiskCache
+
+    cache, n = DiskCache(), 0
+    for key, data in shipped["libraries"].items():
+        if _cache_get(cache, key, None) is None:
+            _cache_put(cache, key, data)
+            n += 1
+    return n
+
+
 # ---- the whole module, for a target (shared libraries: aot.export) ---------------------------
 def kernel_object(precision: str, target) -> tuple[bytes, str]:
     """The whole kernel module's object code for `target` (disk-cached) and where it came from."""

@@ -32,6 +32,10 @@ REPO = Path(__file__).resolve().parents[3]
 # A step is ("call", name, args) or ("set_global", name, variable, value) (in the function's globals).
 CHILD = """
 import pickle, sys
+from aot.fft import _native
+built = []  # FFT kernel groups this process had to build (the shipped libraries spare them)
+_build = _native._built_group
+_native._built_group = lambda *a: (built.append(a[2]), _build(*a))[1]
 with open(sys.argv[1], "rb") as fh:
     payload = pickle.load(fh)
 from aot.compiler import llvm_backend
@@ -42,7 +46,7 @@ for step in payload["steps"]:
     else:
         fns[step[1]].__wrapped__.__globals__[step[2]] = step[3]
 report = {"results": results, "info": {k: f.cache_info() for k, f in fns.items()},
-          "llvm_compiles": llvm_backend.STATS["compiles"]}
+          "llvm_compiles": llvm_backend.STATS["compiles"], "fft_builds": len(built)}
 with open(sys.argv[2], "wb") as fh:
     pickle.dump(report, fh)
 """
@@ -142,6 +146,7 @@ def test_fresh_process_runs_shipped_code_without_compiling(tmp_path, module):
         assert info["calls"]["eager"] == 0, (name, info)
     assert report["info"]["norms"]["shipped"] == 1 and len(report["info"]["norms"]["entries"]) == 1
     assert report["llvm_compiles"] == 0  # no LLVM compile in the whole process
+    assert report["fft_builds"] == 0  # the FFT kernel libraries came with the rfft entry
 
 
 # ---- 2. cloudpickle: lambdas and closures travel by value -----------------------------------------
