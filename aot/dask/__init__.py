@@ -7,9 +7,9 @@ the full length). The graph is then lowered onto dask.array (lower.py):
 - elementwise and broadcasting ops fuse into regions (regions.py), each one compiled function run
   by one blockwise task per chunk;
 - a reduction (sum, prod, max, min, any, all) fuses with the region feeding it into the chunk step
-  of a dask.array.reduction, whose aggregate step is compiled too; mean, var and std are those
-  reductions and elementwise ops; argmax/argmin compile their region and reduce with dask's
-  arg-reduction;
+  of a dask.array.reduction, whose combine and aggregate steps are compiled too; mean, var and std
+  are those reductions and elementwise ops; argmax/argmin compile a (value, index) pair per chunk
+  and a combine of the pairs (blocks.arg_combine);
 - an FFT along an axis that is a single chunk is part of its region's blockwise task (other axes:
   a ValueError naming the axis and the rechunk to do);
 - transposes, reshapes, slices, flips, broadcasts and new or squeezed axes are dask's own

@@ -82,24 +82,21 @@ class ArgPartial(Task):
         return np.concatenate([value.astype(self.dtype), (index + offset).astype(self.dtype)], axis=self.axis)
 
 
-class ArgAggregate:
-    """dask's combine/aggregate of ArgPartial pairs (value, index) concatenated along `axis`: the
-    pair of the first best value (the first of several equal ones, or the first NaN, as numpy's
-    argmax), as a pair again (`final=False`) or its index."""
+def arg_combine(op: str, axis: int, keepdims: bool, final: bool, ndim: int):
+    """The numpy function (compiled by lower.py) that combines ArgPartial pairs (value, index)
+    concatenated along `axis`: the pair of the first best value (the first of equal ones, or the
+    first NaN, as numpy's argmax), as a pair again (`final=False`) or its int64 index."""
+    pick = np.argmax if op == "max" else np.argmin
 
-    def __init__(self, op: str, axis: int, keepdims: bool, final: bool):
-        self.op, self.axis, self.keepdims, self.final = op, axis, keepdims, final
-
-    def __dask_tokenize__(self):
-        return (type(self).__name__, self.op, self.axis, self.keepdims, self.final)
-
-    def __call__(self, x, axis=None, keepdims=None):
-        n = x.shape[self.axis]
-        values = np.take(x, np.arange(0, n, 2), axis=self.axis)
-        indices = np.take(x, np.arange(1, n, 2), axis=self.axis)
-        best = getattr(np, "arg" + self.op)(values, axis=self.axis, keepdims=True)
-        index = np.take_along_axis(indices, best, axis=self.axis)
-        if not self.final:
-            return np.concatenate([np.take_along_axis(values, best, axis=self.axis), index], axis=self.axis)
+    def combine(x):
+        even, odd = [slice(None)] * ndim, [slice(None)] * ndim
+        even[axis], odd[axis] = slice(0, None, 2), slice(1, None, 2)
+        values, indices = x[tuple(even)], x[tuple(odd)]
+        best = pick(values, axis=axis, keepdims=True)
+        index = np.take_along_axis(indices, best, axis=axis)
+        if not final:
+            return np.concatenate([np.take_along_axis(values, best, axis=axis), index], axis=axis)
         index = index.astype(np.int64)
-        return index if self.keepdims else np.squeeze(index, axis=self.axis)
+        return index if keepdims else np.squeeze(index, axis=axis)
+
+    return combine

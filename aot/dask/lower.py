@@ -264,9 +264,18 @@ class _Lowering:
         chunks = tuple((2,) * len(c) if d == axis else c for d, c in enumerate(x.chunks))
         pairs = da.map_blocks(blocks.ArgPartial(fn, token, axis, pair), x, chunks=chunks, dtype=pair,
                               meta=np.empty((0,) * x.ndim, pair), name=f"aot-{name}-{_tokenize(token, x)}")
-        res = da.reduction(pairs, blocks.identity, blocks.ArgAggregate(name[3:], axis, keepdims, True), axis=(axis,),
-                           keepdims=keepdims, dtype=np.int64, combine=blocks.ArgAggregate(name[3:], axis, True, False),
-                           concatenate=True, meta=np.empty((0,) * len(node.meta["val"].shape), np.int64),
+        steps = {}
+        for final in (False, True):
+            along = [(2, 6) if d == axis else c for d, c in enumerate(chunks)]  # one pair, or several
+            ex = [[np.zeros(s, pair)] for s in regions.example_patterns(along, {})]
+
+            def make(final=final):
+                return blocks.arg_combine(name[3:], axis, keepdims if final else True, final, x.ndim)
+
+            steps[final] = blocks.Aggregate(*self.plan.region_fn(("argcombine", node.name, final), make, ex))
+        res = da.reduction(pairs, blocks.identity, steps[True], axis=(axis,), keepdims=keepdims, dtype=np.int64,
+                           combine=steps[False], concatenate=True,
+                           meta=np.empty((0,) * len(node.meta["val"].shape), np.int64),
                            name=f"aot-{name}-{_tokenize(token, pairs)}")
         return self._checked(node, res)
 
