@@ -146,7 +146,8 @@ def relocation_types(data: bytes) -> set[int]:
     for _n, stype, _f, _a, off, size, _link, _info, _align, entsize in _section_headers(data, end):
         if stype == SHT_RELA and entsize == 24:
             _inside(data, off, size, "a relocation section")
-            types.update(info & 0xFFFFFFFF for _off, info, _add in struct.iter_unpack(end + "QQq", data[off:off + size]))
+            rows = struct.iter_unpack(end + "QQq", data[off:off + size])
+            types.update(info & 0xFFFFFFFF for _off, info, _add in rows)
     return types
 
 

@@ -103,7 +103,8 @@ def main() -> None:
         workers = client.run(_worker_compiles)
         del lazy
     case = f"sum(sin(x)*exp(-y) + x*y/(1+y*y)), {n:.0e} f64 in chunks of {chunk:.0e}, 2 workers"
-    print_table("Dask LocalCluster (2 worker processes, 1 thread each)", [{"case": case, **steady}], results=results)
+    print_table("Dask LocalCluster (2 worker processes, 1 thread each)", [{"case": case, **steady}],
+                results=results)
     print_table("first compute (numba compiles on each worker)", [{"case": case, **firsts}], results=results)
     print(f"\naot: capture and compile on the client {fmt_time(plan_s)}; the workers compiled "
           + ", ".join(f"{s['compiles']} times ({s['compile_seconds']:.3f} s)" for s in workers.values()))

@@ -6,7 +6,8 @@ settings and every entry that can travel: its guards (guards.GuardSpec), how the
 to the graph's inputs and outputs, its captured graph, and its native code: the object code with
 its SHA-256, the entry symbol and signature, the JIT target's triple and CPU features, and which
 aot.fft kernel libraries it calls (put into the receiver's disk cache when its host and the
-kernels' sources are the same kind; otherwise the receiver builds them, ~2 s). Unpickling loads that object code into this process's JIT, after checking the
+kernels' sources are the same kind; otherwise the receiver builds them, ~2 s). Unpickling loads
+that object code into this process's JIT, after checking the
 digest and the ELF structure (runtime.elf.check_object) as the disk cache does: no trace and no
 compile (`cache_info()["shipped"]` counts these entries); the code is kept in the receiver's disk
 cache, so that it can ship it on. Where the code cannot run here (a CPU
@@ -47,7 +48,17 @@ def state_of(cf) -> dict:
     return {"format": FORMAT, "id": cf._ship_id, "fn": _function_of(cf), "backend": cf._backend_arg,
             "dynamic": cf._dynamic, "fullgraph": cf._fullgraph, "options": cf._settings(),
             "dynamic_dims": sorted(cf._dynamic_dims),
-            "entries": [e for e in map(_entry_state, list(cf._entries)) if e is not None]}
+            "entries": [e for e in (_cached_state(cf, entry) for entry in list(cf._entries))
+                        if e is not None]}
+
+
+def _cached_state(cf, entry) -> dict | None:
+    """An entry's state, made once (a Dask graph pickles the function with every task message)."""
+    cache = cf.__dict__.setdefault("_ship_states", {})
+    hit = cache.get(id(entry))
+    if hit is None or hit[0] is not entry:
+        hit = cache[id(entry)] = (entry, _entry_state(entry))
+    return hit[1]
 
 
 def _function_of(cf):
@@ -184,7 +195,8 @@ def _runner(native: dict | None):
         return None
     obj = native["object"]
     if hashlib.sha256(obj).hexdigest() != native["sha256"]:
-        raise ShippedCodeError(f"shipped object code of {native['symbol']}: SHA-256 {hashlib.sha256(obj).hexdigest()} "
+        raise ShippedCodeError(f"shipped object code of {native['symbol']}: SHA-256 "
+                               f"{hashlib.sha256(obj).hexdigest()} "
                                f"!= {native['sha256']} recorded by the sender (damaged in transit?)")
     from runtime.elf import ElfError, check_object
 
@@ -234,7 +246,8 @@ def _runs_here(native: dict) -> bool:
     wanted = {f for f in native["features"].split(",") if f.startswith("+")}
     missing = wanted - set(here.features.split(","))
     if here.triple != native["triple"] or missing or (native["vector_library"] and not libmvec_available()):
-        log.info("shipping: %s was compiled for %s%s; recompiling it here", native["symbol"], native["triple"],
+        log.info("shipping: %s was compiled for %s%s; recompiling it here", native["symbol"],
+                 native["triple"],
                  f" with {', '.join(sorted(missing))}" if missing else "")
         return False
     return True

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._pytree import tree_flatten, tree_unflatten
 from ..frontend import UnsupportedError
-from . import blocks, regions
+from . import blocks, is_dask_array, regions
 from .regions import node_arrays, op_name
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ def _da():
 def signature_of(leaves: list) -> tuple:
     out = []
     for x in leaves:
-        if hasattr(x, "chunks") and hasattr(x, "dask"):
+        if is_dask_array(x):
             out.append(("dask", x.dtype.str, x.shape, x.chunks))
         elif isinstance(x, np.ndarray):
             out.append(("numpy", x.dtype.str, x.shape))
@@ -69,7 +69,7 @@ def plan_for(cf, args: tuple, kwargs: dict):
 def _stand_in(x):
     """A numpy array of dask array `x`'s shape and dtype holding one element (the capture reads
     shapes and dtypes only)."""
-    return np.broadcast_to(np.zeros((), x.dtype), x.shape) if hasattr(x, "dask") else x
+    return np.broadcast_to(np.zeros((), x.dtype), x.shape) if is_dask_array(x) else x
 
 
 class Plan:
@@ -104,7 +104,8 @@ class Plan:
             if got is None:
                 from ..compiler.api import CompiledFunction
 
-                fn = CompiledFunction(make(), dynamic=True, options={"num_threads": 1})  # dask runs the chunks in parallel
+                # one thread per task: dask runs the chunks in parallel
+                fn = CompiledFunction(make(), dynamic=True, options={"num_threads": 1})
                 for ex in examples:
                     fn(*ex)
                 got = self.compiled[key] = (fn, f"{self.token}-{'-'.join(map(str, key))}")
@@ -145,14 +146,15 @@ class _Lowering:
             x = self.materialize(node.args[0])
             try:
                 return self._checked(node, _LAYOUT[name](x, node.kwargs))
-            except (NotImplementedError, ValueError) as e:  # dask.array's own limits (a reshape across chunks)
+            except (NotImplementedError, ValueError) as e:  # dask.array's own limits (a reshape)
                 raise UnsupportedError(f"aot.compile with dask arrays: {name} of a {x.shape} array in chunks "
                                        f"{x.chunks} (graph node {node.name}): dask.array cannot: "
                                        f"{str(e).splitlines()[0]}") from e
         if name in ("concatenate", "stack"):
             parts = [self.materialize(a) for a in node.args]
             return self._checked(node, getattr(_da(), name)(parts, axis=node.kwargs["axis"]))
-        raise UnsupportedError(f"aot.compile with dask arrays: {name or node.target} (graph node {node.name}) "
+        raise UnsupportedError(f"aot.compile with dask arrays: {name or node.target} (graph node "
+                               f"{node.name}) "
                                "is not mapped onto dask.array; compute it on numpy arrays (e.g. after "
                                ".compute()) or map it with dask.array.map_blocks")
 
@@ -193,16 +195,19 @@ class _Lowering:
         out_chunks = [chunks.get(d, (value.meta["val"].shape[d],)) for d in range(ndim)]
         for d in fixed or {}:
             if len(out_chunks[d]) != 1:
-                raise ValueError(f"aot.compile with dask arrays: {op_name(node)} along axis {d} needs that axis in "
-                                 f"one chunk (it has {len(out_chunks[d])} chunks: {out_chunks[d][:4]}...); "
+                raise ValueError(f"aot.compile with dask arrays: {op_name(node)} along axis {d} needs that "
+                                 f"axis in one chunk (it has {len(out_chunks[d])} chunks: {out_chunks[d][:4]}...); "
                                  f"rechunk first, e.g. x.rechunk({{{d}: -1}})")
-        examples = [[regions.example_block(shape, a.shape, a.dtype) if ind is not None else a for a, ind in pairs]
-                    for shape in regions.example_patterns(out_chunks, fixed) if not (skip_empty and 0 in shape)]
-        fn, token = self.plan.region_fn(key, lambda: regions.region_module(members, inputs, value, tail), examples)
+        shapes = [s for s in regions.example_patterns(out_chunks, fixed) if not (skip_empty and 0 in s)]
+        examples = [[regions.example_block(s, a.shape, a.dtype) if ind is not None else a for a, ind in pairs]
+                    for s in shapes]
+        fn, token = self.plan.region_fn(key, lambda: regions.region_module(members, inputs, value, tail),
+                                        examples)
         out = node.meta["val"]
         dt = out.dtype.numpy
         task = (wrap or blocks.Task)(fn, token)
-        return da.blockwise(task, tuple(range(ndim)), *[p for pair in pairs for p in pair], token=f"aot-{key[0]}",
+        return da.blockwise(task, tuple(range(ndim)), *[p for pair in pairs for p in pair],
+                            token=f"aot-{key[0]}",
                             dtype=dt, adjust_chunks=adjust, meta=np.empty((0,) * len(out.shape), dt),
                             align_arrays=False, concatenate=True)
 
@@ -260,7 +265,8 @@ class _Lowering:
         pair = np.float64 if x.dtype.kind in "fc" else np.int64
         nonempty = [c if d != axis else tuple(n for n in c if n) or (1,) for d, c in enumerate(x.chunks)]
         examples = [[np.zeros(s, x.dtype)] for s in regions.example_patterns(nonempty)]
-        fn, token = self.plan.region_fn(("arg", node.name), lambda: regions.arg_partial_module(name, axis), examples)
+        fn, token = self.plan.region_fn(("arg", node.name), lambda: regions.arg_partial_module(name, axis),
+                                        examples)
         chunks = tuple((2,) * len(c) if d == axis else c for d, c in enumerate(x.chunks))
         pairs = da.map_blocks(blocks.ArgPartial(fn, token, axis, pair), x, chunks=chunks, dtype=pair,
                               meta=np.empty((0,) * x.ndim, pair), name=f"aot-{name}-{_tokenize(token, x)}")
@@ -273,8 +279,8 @@ class _Lowering:
                 return blocks.arg_combine(name[3:], axis, keepdims if final else True, final, x.ndim)
 
             steps[final] = blocks.Aggregate(*self.plan.region_fn(("argcombine", node.name, final), make, ex))
-        res = da.reduction(pairs, blocks.identity, steps[True], axis=(axis,), keepdims=keepdims, dtype=np.int64,
-                           combine=steps[False], concatenate=True,
+        res = da.reduction(pairs, blocks.identity, steps[True], axis=(axis,), keepdims=keepdims,
+                           dtype=np.int64, combine=steps[False], concatenate=True,
                            meta=np.empty((0,) * len(node.meta["val"].shape), np.int64),
                            name=f"aot-{name}-{_tokenize(token, pairs)}")
         return self._checked(node, res)
@@ -296,5 +302,4 @@ def _tokenize(*parts) -> str:
     return tokenize(*parts)
 
 
-def _lazy(x) -> bool:
-    return hasattr(x, "dask") and hasattr(x, "chunks")
+_lazy = is_dask_array

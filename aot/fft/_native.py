@@ -44,7 +44,7 @@ from ..logs import PROGRESS
 
 log = logging.getLogger(__name__)
 
-_FORMAT = "3"  # of the cached groups: kernel ABI and loader conventions (3: JIT objects use the large code model)
+_FORMAT = "3"  # of the cached groups: kernel ABI, loader conventions (3: JIT objects, large code model)
 _REAL = {"f32": (np.float32, "float"), "f64": (np.float64, "double")}
 _C2C_SIG = ("void(*)(const int64_t *, const {T} *, const {T} *, {T} *, int64_t, int64_t, int64_t, int64_t, "
             "int64_t, int32_t, {T}, {T} *)")

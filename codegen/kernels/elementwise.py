@@ -102,8 +102,10 @@ def emit_elementwise(
             bases = [elem_ptr(b, info.dtype, ab.ptrs[n], offs_q[n]) for n, info in enumerate(infos)]
             _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab)
 
-        if vctx is not None and r > 1 and isinstance(shape[-1], int):  # whole rows of a static length: a constant trip count
-            row(i64(0), j, run0)  # (LLVM unrolls short rows; their masked tail is gone)
+        if vctx is not None and r > 1 and isinstance(shape[-1], int):
+            # whole rows of a static length: a constant trip count (LLVM unrolls short rows; their
+            # masked tail is gone)
+            row(i64(0), j, run0)
             with for_range(b, 1, b.add(extra, i64(1)), name="q") as q:
                 row(q, i64(0), i64(shape[-1]))
         else:

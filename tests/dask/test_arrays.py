@@ -76,7 +76,8 @@ def test_reductions_other_dtypes(dtype, case):
 
 def test_integer_and_bool_reductions():
     x = (_data(np.float64) * 100).astype(np.int32)
-    _check(lambda a: ((a * 3).sum(axis=0), (a > 10).any(axis=1), (a > -1000).all(), a.max(axis=1)), [x], [(7, 5)])
+    _check(lambda a: ((a * 3).sum(axis=0), (a > 10).any(axis=1), (a > -1000).all(), a.max(axis=1)),
+           [x], [(7, 5)])
 
 
 def test_elementwise_chain_is_one_task_per_chunk():
@@ -107,7 +108,8 @@ def test_fft_along_a_single_chunk_axis():
 
 def test_fft_along_a_chunked_axis_names_the_axis_and_the_rechunk():
     x = da.from_array(_data(np.float64, (40, 16)), chunks=(7, 8))
-    with pytest.raises(ValueError, match=r"rfft along axis 1 needs that axis in one chunk.*rechunk\(\{1: -1\}\)"):
+    with pytest.raises(ValueError, match=r"rfft along axis 1 needs that axis in one chunk.*"
+                                         r"rechunk\(\{1: -1\}\)"):
         aot.compile(lambda a: np.fft.rfft(a, axis=1))(x)
 
 

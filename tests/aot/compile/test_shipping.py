@@ -116,7 +116,8 @@ def test_fresh_process_runs_shipped_code_without_compiling(tmp_path, module):
     mod = module(ELEMENTWISE)
     rng = np.random.default_rng(0)
     x64, y64 = rng.standard_normal(301), rng.standard_normal(301)
-    x32, y32 = rng.standard_normal((7, 33)).astype(np.float32), rng.standard_normal((7, 33)).astype(np.float32)
+    x32 = rng.standard_normal((7, 33)).astype(np.float32)
+    y32 = rng.standard_normal((7, 33)).astype(np.float32)
     sig = rng.standard_normal(256)
     fns = {"mixed64": aot.compile(mod.mixed64), "mixed32": aot.compile(mod.mixed32),
            "norms": aot.compile(mod.norms, dynamic=True), "spectrum": aot.compile(mod.spectrum)}
