@@ -55,6 +55,9 @@ def state_of(cf) -> dict:
 def _cached_state(cf, entry) -> dict | None:
     """An entry's state, made once (a Dask graph pickles the function with every task message)."""
     cache = cf.__dict__.setdefault("_ship_states", {})
+    live = {id(e) for e in cf._entries}
+    for k in [k for k in cache if k not in live]:  # entries reset() dropped or a late compile replaced
+        del cache[k]
     hit = cache.get(id(entry))
     if hit is None or hit[0] is not entry:
         hit = cache[id(entry)] = (entry, _entry_state(entry))
