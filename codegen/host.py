@@ -36,7 +36,7 @@ from llvmlite import ir as L
 
 from .host_profile import ProfiledLaunches
 from .kernels.common import new_kernel
-from .kernels.parallel import parallel_for
+from .kernels.parallel import parallel_for, shared_parallel_for
 from .llvm.context import declare
 from .llvm.loops import alloca, for_range, i64
 from .llvm.types import I8, I32, I64, PTR, VOID
@@ -284,7 +284,9 @@ class CpuHost(ProfiledLaunches, Host):
             big = b.and_(big, b.icmp_signed(">", nt, i64(1)))
         with b.if_else(big) as (then, otherwise):
             with then:
-                pfor = parallel_for(self.module, join_at_unload=bool(self.options.library))
+                # a library has a pool of its own; the JIT's graphs share the process's one
+                pfor = (parallel_for(self.module, join_at_unload=True) if self.options.library
+                        else shared_parallel_for(self.module))
                 b.call(pfor, [kern, arr, total, nt, i64(align)])
             with otherwise:
                 b.call(kern, [arr, i64(0), total])

@@ -8,6 +8,8 @@
   GIL around large work, and returns the outputs, so a warm call runs no Python of its own.
 - `aot_fft_thunk_{kind}_{precision}` (ir.abi_slots.FFT_THUNK): aot.fft's eager fast path, the
   kernel call and its real pre/post pass from one prepared block and two arrays.
+- `aot_jit_parallel_for` (ir.abi_slots.SHARED_PARALLEL_FOR): the JIT process's thread pool, which
+  every compiled graph's kernels run on (codegen/kernels/parallel.py).
 
 runtime (which may not import codegen) gets them through `HELPERS`, handed to it by the aot layer:
 `HELPERS.ir(name, params)` is the module's text, `HELPERS.digest` part of the key under which
@@ -324,12 +326,22 @@ def fft_thunks_ir(precision: str, data_offset: int) -> str:
     return str(mod)
 
 
+_POOL_SOURCE = Path(__file__).with_name("kernels") / "parallel.py"
+
+
+def parallel_pool_ir() -> str:
+    """The JIT process's thread pool (imports llvmlite.ir: only when its object is not cached)."""
+    from .kernels.parallel import shared_pool_ir
+
+    return shared_pool_ir()
+
+
 class Helpers:
     """What runtime.jit builds its native helpers from (runtime cannot import codegen): `ir(name,
     params)` is the LLVM IR of helper `name` ("array_call": array_call_ir, "fft_thunks":
     fft_thunks_ir) with keyword `params`; `digest` changes with the sources that generate it."""
 
-    _BUILDERS = {"array_call": array_call_ir, "fft_thunks": fft_thunks_ir}
+    _BUILDERS = {"array_call": array_call_ir, "fft_thunks": fft_thunks_ir, "parallel_pool": parallel_pool_ir}
 
     def ir(self, name: str, params: dict) -> str:
         return self._BUILDERS[name](**params)
@@ -337,7 +349,7 @@ class Helpers:
     @functools.cached_property
     def digest(self) -> str:
         h = hashlib.sha256()
-        for path in (Path(__file__), Path(S.__file__)):
+        for path in (Path(__file__), Path(S.__file__), _POOL_SOURCE):
             h.update(path.read_bytes())
         return h.hexdigest()[:32]
 

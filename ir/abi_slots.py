@@ -104,3 +104,7 @@ FFT_THUNK = Slots((
     "real_pass", "h", "roots", "real_arg", "src_offset", "dst_offset", "src_base", "dst_base",
 ))
 FFT_THUNK_KINDS = ("c2c", "r2c", "c2r")
+
+# the in-process JIT's one thread pool (codegen/kernels/parallel.py's parallel_for, loaded once per
+# process by runtime.jit.shared_pool and resolvable by every engine): compiled graphs call it by name
+SHARED_PARALLEL_FOR = "aot_jit_parallel_for"

@@ -228,6 +228,28 @@ def load_helper(engine: JitEngine, helpers, name: str, params: dict, symbols) ->
 
 
 _trampolines: dict[tuple, int] = {}
+_pool: list[int] = []
+
+
+def shared_pool(helpers) -> int:
+    """Load the process's thread pool (helper "parallel_pool": its parallel_for, named
+    ir.abi_slots.SHARED_PARALLEL_FOR) once, resolvable by every engine; returns its address.
+    Compiled graphs call it: load it before their object code."""
+    from ir.abi_slots import SHARED_PARALLEL_FOR
+
+    with _lock:
+        if not _pool:
+            addrs = load_helper(default_engine(), helpers, "parallel_pool", {}, [SHARED_PARALLEL_FOR])
+            addr = addrs[SHARED_PARALLEL_FOR]
+            llvm.add_symbol(SHARED_PARALLEL_FOR, addr)
+            _pool.append(addr)
+        return _pool[0]
+
+
+def shared_pool_object(helpers) -> bytes:
+    """The pool's object code, to be linked into a shared library with graphs that call it (a warm
+    start of aot.compile)."""
+    return helper_object(default_engine(), helpers, "parallel_pool", {})
 
 
 def array_trampoline(layout: tuple[tuple[str, int], ...], helpers=None) -> int | None:

@@ -298,9 +298,11 @@ def _install(key: str, name: str, obj: bytes) -> int:
     """Load `obj` into the process's JIT engine (its owner thread only); returns the address.
     The object was emitted for the large code model (codegen.jit_target): the engine may map its
     code and constants far apart."""
+    from codegen.trampolines import HELPERS
     from runtime import perf_map
-    from runtime.jit import default_engine
+    from runtime.jit import default_engine, shared_pool
 
+    shared_pool(HELPERS)  # the thread pool the graph's kernels run on
     engine = default_engine()
     engine.add_object(obj, owner=perf_map.current_owner() if perf_map.ENABLED else "")
     addr = engine.address(name)

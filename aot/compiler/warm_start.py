@@ -163,7 +163,7 @@ def _link_and_put(key: str, runner, unwrap: bool) -> None:
     from codegen.trampolines import HELPERS
     from runtime.buffers import ARRAY_LAYOUT
     from runtime.elf import check_object
-    from runtime.jit import array_trampoline_object
+    from runtime.jit import array_trampoline_object, shared_pool_object
     from runtime.native_lib import link_objects
 
     cache = _cache()
@@ -171,7 +171,7 @@ def _link_and_put(key: str, runner, unwrap: bool) -> None:
     if obj is None:
         return
     tramp, tramp_symbol = array_trampoline_object(ARRAY_LAYOUT, HELPERS)
-    lib = link_objects([obj, tramp])
+    lib = link_objects([obj, tramp, shared_pool_object(HELPERS)])  # the library's own thread pool
     sig = runner.signature
     rec = {"format": _FORMAT, "entry": sig.name, "trampoline": tramp_symbol, "unwrap": unwrap,
            "inputs": [(np.dtype(s.dtype).str, tuple(s.shape)) for s in sig.inputs],

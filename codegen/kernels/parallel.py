@@ -1,11 +1,14 @@
 """Parallel-for over a kernel's flat range on a persistent pool of pthreads, in generated code.
 
-`void aot.parallel_for(ptr kernel, ptr args, i64 total, i64 nthreads, i64 align)`, emitted once per
-module with the pool it uses (module-internal globals, so it works the same in the JIT and in a
-shared library that links only libc/libpthread). The range is cut into `nthreads` contiguous
-chunks rounded to `align` elements (a multiple of the vector length, so rows split at vector
-boundaries); the cut depends only on `nthreads`, never on which thread runs a chunk, so results
-are the same whoever runs them.
+`void aot.parallel_for(ptr kernel, ptr args, i64 total, i64 nthreads, i64 align)`, emitted with the
+pool it uses (module-internal globals): once per shared library (which links only libc/libpthread),
+and once per process for the in-process JIT (`shared_pool_ir`, exported as
+ir.abi_slots.SHARED_PARALLEL_FOR, which the JIT's graphs call: `shared_parallel_for`), so that a
+process compiling many functions keeps one pool of workers, not one per function.
+
+The range is cut into `nthreads` contiguous chunks rounded to `align` elements (a multiple of the
+vector length, so rows split at vector boundaries); the cut depends only on `nthreads`, never on
+which thread runs a chunk, so results are the same whoever runs them.
 
 Pool protocol. A call makes sure nthreads-1 workers run (nthreads capped at MAX_THREADS): it starts
 the missing ones, and all of them again after a fork (the pid is checked). It publishes the job,
@@ -16,7 +19,8 @@ new job, and chunks that no worker picks up are run by the caller: a worker that
 only costs speed. The caller waits for `done` to reach the chunk
 count. Workers spin briefly on the generation (a job that follows closely starts without a
 syscall), then sleep on the condvar. A call that finds the pool busy (another thread is inside
-parallel_for of this module) runs its whole range on the calling thread.
+this parallel_for: in the JIT, any compiled function's) runs its whole range on the calling
+thread.
 
 Shutdown. Workers are joinable and their pthread_t are kept; `aot.pool.shutdown` sets `stop`, wakes
 them and joins them. A shared library registers it in llvm.global_dtors (`parallel_for(...,
@@ -29,6 +33,8 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
+from ir.abi_slots import SHARED_PARALLEL_FOR
+
 from ..llvm.loops import for_range, i64
 from ..llvm.types import I32, I64, PTR, VOID
 from ..llvm.unload import on_unload
@@ -40,12 +46,30 @@ SPIN = 4000  # pause-loop iterations before a worker sleeps (~0.1 ms)
 _SYNC = 64  # bytes reserved for a pthread mutex / condvar (40 / 48 on x86-64 glibc); zero = initialiser
 SEQ = "seq_cst"
 MAX_THREADS = 256  # the pool's size limit (a larger nthreads is capped): workers' pthread_t slots
-# Workers' stacks: kernels keep their large buffers on the heap (scratch), and every compiled module
-# has a pool of its own, so glibc's default (8 MiB, from ulimit -s) times hundreds of workers in a
-# process that compiles many functions reserved GiBs of address space, which drove MCJIT's code
-# and data sections of later objects over 2 GiB apart (RuntimeDyld's isInt<32> abort)
+# Workers' stacks: kernels keep their large buffers on the heap (scratch), so glibc's default (8 MiB,
+# from ulimit -s) only reserves address space: a process loading many libraries (each with a pool
+# of its own) reserved GiBs of it
 WORKER_STACK = 1 << 21
 _ATTR = 64  # bytes reserved for a pthread_attr_t
+
+
+def shared_parallel_for(module: L.Module) -> L.Function:
+    """The JIT process's parallel_for, declared in `module` (runtime.jit.shared_pool defines it)."""
+    fn = module.globals.get(SHARED_PARALLEL_FOR)
+    if fn is None:
+        fn = L.Function(module, L.FunctionType(VOID, [PTR, PTR, I64, I64, I64]), name=SHARED_PARALLEL_FOR)
+    return fn
+
+
+def shared_pool_ir() -> str:
+    """A module defining SHARED_PARALLEL_FOR: parallel_for and its pool behind an external name."""
+    module = L.Module(name="aot_shared_pool")
+    inner = parallel_for(module)
+    fn = shared_parallel_for(module)
+    b = L.IRBuilder(fn.append_basic_block("entry"))
+    b.call(inner, list(fn.args))
+    b.ret_void()
+    return str(module)
 
 
 def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:

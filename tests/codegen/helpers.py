@@ -37,8 +37,9 @@ def jit(
     import llvmlite.binding as llvm
 
     llvm.parse_assembly(text).verify()
-    from runtime.jit import default_engine
+    from runtime.jit import default_engine, shared_pool
 
+    shared_pool(HELPERS)  # the thread pool the kernels run on, as llvm_backend loads it
     engine = default_engine()
     names = engine.add(text, entries=list(module.funcs))
     return {

@@ -60,3 +60,18 @@ def test_graph_objects_hold_only_64_bit_references():
     assert seen, "the graph was not compiled in this process"
     types = {t for obj in seen for t in elf.relocation_types(obj)}
     assert types and types <= {R_X86_64_64, R_X86_64_PC64}, types
+
+
+def test_compiled_functions_share_one_thread_pool():
+    """Every JIT-compiled graph runs its kernels on the process's one pool (ir.abi_slots
+    SHARED_PARALLEL_FOR): compiling many functions does not add a pool of workers each."""
+    import numpy as np
+
+    import aot
+
+    x = np.linspace(0.0, 1.0, 1 << 18)
+    before = len(os.listdir("/proc/self/task"))
+    for k in range(12):
+        f = aot.compile(lambda a, k=float(k): (np.sin(a) * k).sum(), options={"num_threads": 2})
+        np.testing.assert_allclose(f(x), (np.sin(x) * k).sum(), rtol=1e-12)
+    assert len(os.listdir("/proc/self/task")) <= before + 2  # the pool's worker (and the compile thread)
