@@ -64,6 +64,16 @@ class CacheEntry:
     fast: Any = None  # None: not decided yet; False: none; else fast(*arrays) -> result or None
     pending: Any = None  # the compile's Future while the entry runs eagerly (it overran its budget)
     mutations: list = field(default_factory=list)  # capture.Capture.mutations: new values to copy back
+    # a shipped entry's captured graph, pickled (shipping.py): unpickled when first needed (its
+    # symbolic shapes import sympy, which running the shipped native code never needs)
+    graph_source: bytes | None = None
+
+    def graph(self):
+        if self.gm is None and self.graph_source is not None:
+            import pickle
+
+            self.gm = pickle.loads(self.graph_source)
+        return self.gm
 
 
 @dataclass
@@ -441,7 +451,7 @@ class CompiledFunction:
 
     @property
     def graphs(self) -> list:
-        return [e.gm for e in self._entries]
+        return [e.graph() for e in self._entries]
 
     def __repr__(self) -> str:
         return f"<aot compiled {getattr(self._fn, '__qualname__', self._fn)} backend={self._backend_name}>"

@@ -106,10 +106,11 @@ def _entry_state(entry) -> dict | None:
         return None
     if any(k.startswith("CONST") and not _plain(v) for k, v in spec.consts.items()):
         return None  # an identity guard (`L[i] is CONSTi`): meaningless in another process
-    state = {"guards": spec, "input_index": entry.input_index, "out_spec": entry.out_spec,
-             "out_template": entry.out_template, "mutations": entry.mutations,
-             "gm": entry.gm, "native": _native_state(entry.runner)}
     try:
+        graph = entry.graph_source or (pickle.dumps(entry.gm) if entry.gm is not None else None)
+        state = {"guards": spec, "input_index": entry.input_index, "out_spec": entry.out_spec,
+                 "out_template": entry.out_template, "mutations": entry.mutations,
+                 "graph": graph, "native": _native_state(entry.runner)}
         pickle.dumps(state)
     except Exception as e:  # noqa: BLE001 - an entry that cannot travel is traced again there
         log.debug("shipping: an entry of %s stays behind: %s", entry.runner, e)
@@ -182,13 +183,13 @@ def entry_of(cf, state: dict):
     from .guards import compile_guards, function_env
 
     guards = compile_guards(state["guards"], function_env(cf._fn))
-    runner, shipped = _runner(state["native"]), True
-    if runner is None:
-        if state["gm"] is None:
+    entry = CacheEntry(guards, None, state["input_index"], [], state["out_spec"], state["out_template"], None,
+                       mutations=state["mutations"], graph_source=state["graph"])
+    entry.runner, shipped = _runner(state["native"]), True
+    if entry.runner is None:
+        if state["graph"] is None:
             return None, False
-        runner, shipped = _CompileOnFirstCall(cf, state["gm"]), False
-    entry = CacheEntry(guards, runner, state["input_index"], [], state["out_spec"], state["out_template"],
-                       state["gm"], mutations=state["mutations"])
+        entry.runner, shipped = _CompileOnFirstCall(cf, entry), False
     return entry, shipped
 
 
@@ -260,13 +261,13 @@ class _CompileOnFirstCall:
     """The runner of an entry whose native code did not travel or cannot run here: its captured
     graph, compiled with the first call's arrays."""
 
-    def __init__(self, cf, gm):
-        self._cf, self._gm, self._fn = cf, gm, None
+    def __init__(self, cf, entry):
+        self._cf, self._entry, self._fn = cf, entry, None
         self._lock = threading.Lock()
 
     def __call__(self, *inputs):
         with self._lock:
             if self._fn is None:
-                self._fn = self._cf._call_backend(self._gm, list(inputs))
+                self._fn = self._cf._call_backend(self._entry.graph(), list(inputs))
                 self._cf._stats.compiles += 1
         return self._fn(*inputs)

@@ -46,7 +46,8 @@ for step in payload["steps"]:
     else:
         fns[step[1]].__wrapped__.__globals__[step[2]] = step[3]
 report = {"results": results, "info": {k: f.cache_info() for k, f in fns.items()},
-          "llvm_compiles": llvm_backend.STATS["compiles"], "fft_builds": len(built)}
+          "llvm_compiles": llvm_backend.STATS["compiles"], "fft_builds": len(built),
+          "sympy": "sympy" in sys.modules}
 with open(sys.argv[2], "wb") as fh:
     pickle.dump(report, fh)
 """
@@ -83,6 +84,19 @@ def module(tmp_path, monkeypatch):
     yield write
     for name in names:
         sys.modules.pop(name, None)
+
+
+def test_shipped_symbolic_entry_runs_without_sympy(tmp_path, module):
+    """A dynamic entry's captured graph (symbolic shapes: sympy) travels pickled and is unpickled
+    only if the entry has to compile: running the shipped code imports no sympy."""
+    mod = module(ELEMENTWISE)
+    f = aot.compile(mod.norms, dynamic=True)
+    x = np.linspace(-1.0, 1.0, 50)
+    f(x[:10])
+    report = receive(tmp_path, pickle.dumps({"fns": {"norms": f}, "steps": [("call", "norms", (x,))]}))
+    np.testing.assert_allclose(report["results"][0], mod.norms(x), rtol=1e-13, atol=1e-13)
+    assert report["info"]["norms"]["shipped"] == 1 and report["info"]["norms"]["compiles"] == 0
+    assert not report["sympy"]
 
 
 def _received_afresh(state: dict) -> dict:
