@@ -239,10 +239,9 @@ def shared_pool(helpers) -> int:
 
     with _lock:
         if not _pool:
-            addrs = load_helper(default_engine(), helpers, "parallel_pool", {}, [SHARED_PARALLEL_FOR])
-            addr = addrs[SHARED_PARALLEL_FOR]
-            llvm.add_symbol(SHARED_PARALLEL_FOR, addr)
-            _pool.append(addr)
+            engine = default_engine()
+            engine.add_object(shared_pool_object(helpers), owner="trampoline")
+            _pool.append(engine.export(SHARED_PARALLEL_FOR))
         return _pool[0]
 
 

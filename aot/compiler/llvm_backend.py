@@ -135,8 +135,9 @@ def cache_key_of(module: ir.Module, target, options) -> str:
     from runtime.disk_cache import cache_key
 
     return cache_key(canonical_text(module), target.triple, target.cpu, target.features, str(target.opt_level),
-                     str(target.vector_bits), str(target.vector_library), target.code_model, target.relocation, repr(options),
-                     aot.__version__, llvmlite.__version__, codegen_fingerprint())
+                     str(target.vector_bits), str(target.vector_library), target.code_model,
+                     target.relocation, repr(options), aot.__version__, llvmlite.__version__,
+                     codegen_fingerprint())
 
 
 @functools.cache
@@ -183,8 +184,7 @@ def _no_code(profile: bool):
 
 def load_module(module: ir.Module, options: dict, facts=None):
     """Native callable for `module`'s function `main`, through the in-process and disk caches.
-    Thread-safe. One thread compiles a key, the others wait for it; LLVM runs outside the lock
-    (compiles run on watchdog threads, one of them possibly stuck: compiles of other keys go on)."""
+    Thread-safe: one thread compiles a key, the others wait for it (_load_once)."""
     from codegen.options import CodegenOptions
     from runtime import JitFunction, default_num_threads
 
@@ -195,6 +195,23 @@ def load_module(module: ir.Module, options: dict, facts=None):
     name = f"aot_{key[:24]}"
     func = module.funcs["main"]
     sig = signature_of(func, name)
+    precisions = fft_precisions(func)
+    addr = _load_once(key, lambda: _build(module, key, name, target, cg, options, facts, precisions))
+    from codegen.trampolines import HELPERS  # builds runtime's call trampolines (IR only on a cache miss)
+
+    fn = JitFunction(addr, sig, helpers=HELPERS)
+    fn.fft_precisions = precisions  # what a shipped copy loads first (shipping.py)
+    if cg.profile:
+        fn.profile = _counters(key)
+    elif options.get("disk_cache", True):
+        fn.object_key = key  # the object a warm start links into a shared library (warm_start.py)
+    return fn
+
+
+def _load_once(key: str, build) -> int:
+    """The entry address loaded under `key`: `build()` run by one thread, the others waiting for
+    it (LLVM runs outside the lock: compiles run on watchdog threads, one of them possibly stuck,
+    and compiles of other keys go on)."""
     with _lock:
         addr = _loaded.get(key)
         job = _in_flight.get(key) if addr is None else None
@@ -204,7 +221,7 @@ def load_module(module: ir.Module, options: dict, facts=None):
         STATS["memory_hits"] += not owner
     if owner:
         try:
-            addr = _build(module, key, name, target, cg, options, facts)
+            addr = build()
             job.set_result(addr)
         except BaseException as e:
             job.set_exception(e)  # the waiters raise it too
@@ -214,15 +231,7 @@ def load_module(module: ir.Module, options: dict, facts=None):
                 del _in_flight[key]
     elif addr is None:
         addr = job.result()
-    from codegen.trampolines import HELPERS  # builds runtime's call trampolines (IR only on a cache miss)
-
-    fn = JitFunction(addr, sig, helpers=HELPERS)
-    fn.fft_precisions = fft_precisions(func)  # what a shipped copy loads first (shipping.py)
-    if cg.profile:
-        fn.profile = _counters(key)
-    elif options.get("disk_cache", True):
-        fn.object_key = key  # the object a warm start links into a shared library (warm_start.py)
-    return fn
+    return addr
 
 
 def _counters(key: str) -> ProfileCounters:
@@ -233,9 +242,9 @@ def _counters(key: str) -> ProfileCounters:
     return ProfileCounters(layout, default_engine().global_address(layout.symbol))
 
 
-def _build(module: ir.Module, key: str, name: str, target, cg, options: dict, facts) -> int:
+def _build(module: ir.Module, key: str, name: str, target, cg, options: dict, facts, precisions) -> int:
     obj = _object_code(module, key, name, target, cg, options, facts)
-    load_fft_kernels(fft_precisions(module.funcs["main"]))
+    load_fft_kernels(precisions)
     return _install(key, name, obj)
 
 
@@ -341,15 +350,10 @@ def load_fft_kernels(precisions: tuple[str, ...]) -> None:
 def install_shipped(key: str, name: str, obj: bytes, precisions: tuple[str, ...]) -> int:
     """Load object code that another process compiled under cache key `key` (shipping.py, which
     verified it), unless this process has it already; returns entry `name`'s address."""
-    with _ship_lock:
-        with _lock:
-            addr = _loaded.get(key)
-        if addr is None:
-            load_fft_kernels(precisions)
-            addr = _install(key, name, obj)
-    return addr
+    def build() -> int:
+        load_fft_kernels(precisions)
+        return _install(key, name, obj)
 
-
-_ship_lock = threading.Lock()
+    return _load_once(key, build)
 
 

@@ -73,12 +73,16 @@ def _function_of(cf):
     if module and module != "__main__" and "<" not in name:
         import sys
 
-        owner = sys.modules.get(module)
-        for part in name.split("."):
-            owner = getattr(owner, part, None)
-        if owner is cf:
+        if _attribute(sys.modules.get(module), name) is cf:
             return _Decorated(module, name)
     return fn
+
+
+def _attribute(owner, dotted: str):
+    """owner.a.b for dotted "a.b" (None where one is missing)."""
+    for part in dotted.split("."):
+        owner = getattr(owner, part, None)
+    return owner
 
 
 class _Decorated:
@@ -94,9 +98,7 @@ class _Decorated:
 def _undecorate(module: str, name: str):
     import importlib
 
-    owner = importlib.import_module(module)
-    for part in name.split("."):
-        owner = getattr(owner, part)
+    owner = _attribute(importlib.import_module(module), name)
     return getattr(owner, "_orig", owner)
 
 
@@ -140,16 +142,16 @@ def _native_state(runner) -> dict | None:
 
     t = jit_target()
     sig = runner.signature
+    precisions = tuple(getattr(runner, "fft_precisions", ()))
     return {"object": obj, "sha256": hashlib.sha256(obj).hexdigest(), "key": key, "symbol": sig.name,
             "inputs": [(s.dtype.str, tuple(s.shape)) for s in sig.inputs],
             "outputs": [(s.dtype.str, tuple(s.shape)) for s in sig.outputs],
             "triple": t.triple, "features": t.features, "vector_library": t.vector_library,
-            "fft": tuple(getattr(runner, "fft_precisions", ())), "fft_libraries": _fft_libraries(runner)}
+            "fft": precisions, "fft_libraries": _fft_libraries(precisions)}
 
 
-def _fft_libraries(runner) -> list:
+def _fft_libraries(precisions: tuple[str, ...]) -> list:
     """The FFT kernel libraries the code calls, as this process loaded them (aot.fft)."""
-    precisions = tuple(getattr(runner, "fft_precisions", ()))
     if not precisions:
         return []
     from ..fft._native import loaded_libraries
@@ -198,9 +200,9 @@ def _runner(native: dict | None):
     if native is None or not _runs_here(native):
         return None
     obj = native["object"]
-    if hashlib.sha256(obj).hexdigest() != native["sha256"]:
-        raise ShippedCodeError(f"shipped object code of {native['symbol']}: SHA-256 "
-                               f"{hashlib.sha256(obj).hexdigest()} "
+    digest = hashlib.sha256(obj).hexdigest()
+    if digest != native["sha256"]:
+        raise ShippedCodeError(f"shipped object code of {native['symbol']}: SHA-256 {digest} "
                                f"!= {native['sha256']} recorded by the sender (damaged in transit?)")
     from runtime.elf import ElfError, check_object
 

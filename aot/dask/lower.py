@@ -196,20 +196,17 @@ class _Lowering:
         for d in fixed or {}:
             if len(out_chunks[d]) != 1:
                 raise ValueError(f"aot.compile with dask arrays: {op_name(node)} along axis {d} needs that "
-                                 f"axis in one chunk (it has {len(out_chunks[d])} chunks: {out_chunks[d][:4]}...); "
-                                 f"rechunk first, e.g. x.rechunk({{{d}: -1}})")
+                                 f"axis in one chunk (it has {len(out_chunks[d])} chunks: "
+                                 f"{out_chunks[d][:4]}...); rechunk first, e.g. x.rechunk({{{d}: -1}})")
         shapes = [s for s in regions.example_patterns(out_chunks, fixed) if not (skip_empty and 0 in s)]
         examples = [[regions.example_block(s, a.shape, a.dtype) if ind is not None else a for a, ind in pairs]
                     for s in shapes]
         fn, token = self.plan.region_fn(key, lambda: regions.region_module(members, inputs, value, tail),
                                         examples)
-        out = node.meta["val"]
-        dt = out.dtype.numpy
         task = (wrap or blocks.Task)(fn, token)
         return da.blockwise(task, tuple(range(ndim)), *[p for pair in pairs for p in pair],
-                            token=f"aot-{key[0]}",
-                            dtype=dt, adjust_chunks=adjust, meta=np.empty((0,) * len(out.shape), dt),
-                            align_arrays=False, concatenate=True)
+                            token=f"aot-{key[0]}", dtype=node.meta["val"].dtype.numpy, adjust_chunks=adjust,
+                            meta=_meta(node), align_arrays=False, concatenate=True)
 
     @staticmethod
     def _blockwise_arg(x, ndim: int) -> tuple:
@@ -225,7 +222,6 @@ class _Lowering:
         """A reduction: its region and a partial reduction per chunk, then compiled aggregates."""
         name, operand = op_name(node), node.args[0]
         axes, keepdims = tuple(node.kwargs["axes"]), node.kwargs.get("keepdims", False)
-        rank = len(operand.meta["val"].shape)
 
         def tail(g, value):
             return g.call_function(node.target, (value,), {"axes": axes, "keepdims": True})
@@ -237,20 +233,19 @@ class _Lowering:
         partials = self._blockwise(operand, node, ("partial", node.name), tail, {a: 1 for a in axes},
                                    wrap=lambda fn, token: blocks.Partial(fn, token, name, axes, dt),
                                    skip_empty=name in blocks.NO_IDENTITY)
-        out = node.meta["val"]
-        dt = out.dtype.numpy
-        combine = self._aggregate_fn(node, name, axes, True, rank, partials)
-        aggregate = self._aggregate_fn(node, name, axes, keepdims, rank, partials)
+        combine = self._aggregate_fn(node, name, axes, True, partials)
+        aggregate = self._aggregate_fn(node, name, axes, keepdims, partials)
         res = _da().reduction(partials, blocks.identity, aggregate, axis=axes, keepdims=keepdims, dtype=dt,
-                              combine=combine, concatenate=True, meta=np.empty((0,) * len(out.shape), dt),
+                              combine=combine, concatenate=True, meta=_meta(node),
                               name=f"aot-{name}-{_tokenize(aggregate, partials)}")
         return self._checked(node, res)
 
-    def _aggregate_fn(self, node, name, axes, keepdims, rank, partials):
+    def _aggregate_fn(self, node, name, axes, keepdims, partials):
         """The compiled reduction of concatenated partials (dask's combine and aggregate steps)."""
         along = [(1, 2) if d in axes and len(c) > 1 else ((1,) if d in axes else c)
                  for d, c in enumerate(partials.chunks)]
         examples = [[np.zeros(s, partials.dtype)] for s in regions.example_patterns(along)]
+
         def make():
             return regions.reduce_module(name, {"axes": axes, "keepdims": keepdims})
 
@@ -280,8 +275,7 @@ class _Lowering:
 
             steps[final] = blocks.Aggregate(*self.plan.region_fn(("argcombine", node.name, final), make, ex))
         res = da.reduction(pairs, blocks.identity, steps[True], axis=(axis,), keepdims=keepdims,
-                           dtype=np.int64, combine=steps[False], concatenate=True,
-                           meta=np.empty((0,) * len(node.meta["val"].shape), np.int64),
+                           dtype=np.int64, combine=steps[False], concatenate=True, meta=_meta(node),
                            name=f"aot-{name}-{_tokenize(token, pairs)}")
         return self._checked(node, res)
 
@@ -294,6 +288,12 @@ class _Lowering:
         n_in, n_out = operand.meta["val"].shape[axis], node.meta["val"].shape[axis]
         return self._checked(node, self._blockwise(operand, node, ("fft", node.name), tail, {axis: n_out},
                                                    fixed={axis: n_in}))
+
+
+def _meta(node) -> np.ndarray:
+    """An empty array of `node`'s dtype and rank: dask's `meta`, from aot's rules."""
+    val = node.meta["val"]
+    return np.empty((0,) * len(val.shape), val.dtype.numpy)
 
 
 def _tokenize(*parts) -> str:
