@@ -88,7 +88,7 @@ def _wrapper(ectx: EntryCtx, kern: L.Function, n_in: int, r: int, a0: int) -> L.
 
     n0, chunk, kept_total, out_item = (slot(n + k) for k in range(4))
     items = [slot(n + 4 + i) for i in range(n_in)]
-    with for_range(b, tb, te, name="t") as t:
+    with for_range(b, tb, te, name="t", unroll=False) as t:
         for i in range(n):
             b.store(slot(i), b.gep(local, [i64(i)], source_etype=I64))
         lo = b.mul(t, chunk)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
+from ir.opdef import COST_TRANSCENDENTAL, OPDEFS
+
 from ..llvm.context import LowerCtx
 from ..llvm.loops import (
     elem_ptr,
@@ -75,7 +77,7 @@ def emit_elementwise(
             if not info.bcast[-1]:
                 contig = b.and_(contig, b.icmp_signed("==", ab.strides[i][-1], i64(1)))
 
-    with segment_loop(b, begin, end, "row") as seg:  # the rows of one plane (dim -2) per iteration
+    with segment_loop(b, begin, end, "row", unroll=False) as seg:  # the rows of one plane (dim -2) per iteration
         i = seg.i
         j = b.srem(i, last) if r > 1 else i
         rest = b.sdiv(i, last) if r > 1 else None
@@ -106,10 +108,10 @@ def emit_elementwise(
             # whole rows of a static length: a constant trip count (LLVM unrolls short rows; their
             # masked tail is gone)
             row(i64(0), j, run0)
-            with for_range(b, 1, b.add(extra, i64(1)), name="q") as q:
+            with for_range(b, 1, b.add(extra, i64(1)), name="q", unroll=False) as q:
                 row(q, i64(0), i64(shape[-1]))
         else:
-            with for_range(b, 0, b.add(extra, i64(1)), name="q") as q:
+            with for_range(b, 0, b.add(extra, i64(1)), name="q", unroll=False) as q:
                 first = b.icmp_signed("==", q, i64(0))
                 row(q, b.select(first, j, i64(0)), b.select(first, run0, last))
         seg.step = b.add(run0, b.mul(extra, last))
@@ -121,7 +123,7 @@ def _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab) -> None:
     """One row of `run` elements from `bases`: vectorised when every innermost stride is 1 (or a
     static broadcast), else scalar with the strides."""
     def scalar_row():
-        with for_range(b, 0, run, name="k") as k:
+        with for_range(b, 0, run, name="k", unroll=False) as k:
             vals = [
                 load_scalar(sctx, info.dtype, elem_ptr(b, info.dtype, bases[n], b.mul(k, ab.strides[n][-1])))
                 for n, info in enumerate(inputs)
@@ -141,6 +143,14 @@ def _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab) -> None:
             _vector_row(vctx, block, inputs, outputs, bases, run)
         with otherwise:
             scalar_row()
+
+
+def compute_bound(block) -> bool:
+    """Whether a body calls transcendental math (sin, exp, ...: a libmvec call or a long polynomial
+    per vector): LLVM's unrolling of its vector loop lets two iterations' chains overlap, 1.3-1.5x on
+    tools/bench_elementwise.py's sin/exp chain. Cheaper bodies are memory-bound and keep their
+    loop rolled (rolled_md)."""
+    return any(getattr(OPDEFS.get(op.name), "cost", 1) >= COST_TRANSCENDENTAL for op in block.ops)
 
 
 def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run) -> None:
@@ -164,7 +174,7 @@ def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run) -> None:
         for m, info in enumerate(outputs):
             store_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[len(inputs) + m], k), res[m], mask)
 
-    with for_range(b, 0, full, n, name="v") as k:
+    with for_range(b, 0, full, n, name="v", unroll=compute_bound(block)) as k:
         one(k, None)
     with b.if_then(b.icmp_signed("<", full, run)):
         one(full, lane_mask(ctx, b.sub(run, full)))

@@ -37,7 +37,7 @@ def emit_gather(
     err = b.gep(args, [i64(5 + 4 * rank)], source_etype=I64)
     ctx = LowerCtx(module, b, target, 1, helpers)
     mt = memory_type(x_dtype)
-    with for_range(b, begin, end, name="g") as i:
+    with for_range(b, begin, end, name="g", unroll=False) as i:
         offs = [i64(0)] * 3
         rest = i
         for k in range(rank - 1, -1, -1):

@@ -78,7 +78,7 @@ def emit_matmul(module: L.Module, target: Target, name: str, dt: DType, helpers:
                 old = load_vector(ctx, dt, p, masks and masks[v])
                 b.store(b.select(first, zero, old), accs[r][v])
         a_rows = [b.mul(b.add(i0, i64(r)), sam) for r in range(rows)]
-        with for_range(b, 0, kc, name="k") as k:
+        with for_range(b, 0, kc, name="k", unroll=False) as k:
             bv = [
                 b.load(elem_ptr(b, dt, panel, b.add(b.mul(k, i64(width)), i64(v * vlen))), typ=vt, align=64)
                 for v in range(NV)
@@ -97,15 +97,15 @@ def emit_matmul(module: L.Module, target: Target, name: str, dt: DType, helpers:
         """panel[k, :] = B[kb + k, j:j+width] (zero beyond N): vector copies when B is contiguous
         along N, else a gather (e.g. B = W.T of a Linear layer's weight)."""
         with b.if_else(b.icmp_signed("==", sbn, i64(1))) as (contiguous, strided):
-            with contiguous, for_range(b, 0, kc, name="pk") as k:
+            with contiguous, for_range(b, 0, kc, name="pk", unroll=False) as k:
                 src = b.add(b.mul(b.add(kb, k), sbk), j)
                 for v in range(NV):
                     p = elem_ptr(b, dt, pb, b.add(src, i64(v * vlen)))
                     dst = elem_ptr(b, dt, panel, b.add(b.mul(k, i64(width)), i64(v * vlen)))
                     b.store(load_vector(ctx, dt, p, masks and masks[v]), dst, align=64)
-            with strided, for_range(b, 0, kc, name="gk") as k:
+            with strided, for_range(b, 0, kc, name="gk", unroll=False) as k:
                 row = b.mul(b.add(kb, k), sbk)
-                with for_range(b, 0, width, name="gl") as lane:
+                with for_range(b, 0, width, name="gl", unroll=False) as lane:
                     col = b.add(j, lane)
                     inside = b.icmp_signed("<", col, n)
                     src = b.add(row, b.mul(b.select(inside, col, i64(0)), sbn))  # in bounds
@@ -114,21 +114,21 @@ def emit_matmul(module: L.Module, target: Target, name: str, dt: DType, helpers:
                     b.store(x, elem_ptr(b, dt, panel, b.add(b.mul(k, i64(width)), lane)))
 
     def column_block(j, masks):
-        with for_range(b, 0, k_len, KC, name="kb") as kb:
+        with for_range(b, 0, k_len, KC, name="kb", unroll=False) as kb:
             kc = b.sub(k_len, kb)
             kc = b.select(b.icmp_signed("<", i64(KC), kc), i64(KC), kc)
             pack(j, kb, kc, masks)
-            with for_range(b, begin, end, name="tile") as t:
+            with for_range(b, begin, end, name="tile", unroll=False) as t:
                 i0 = b.mul(t, i64(MR))
                 left = b.sub(m, i0)
                 with b.if_else(b.icmp_signed(">=", left, i64(MR))) as (full, partial):
                     with full:
                         tile(i0, MR, j, kb, kc, masks)
-                    with partial, for_range(b, 0, left, name="r") as r:
+                    with partial, for_range(b, 0, left, name="r", unroll=False) as r:
                         tile(b.add(i0, r), 1, j, kb, kc, masks)
 
     n_full = b.and_(n, i64(-width))
-    with for_range(b, 0, n_full, width, name="j") as j:
+    with for_range(b, 0, n_full, width, name="j", unroll=False) as j:
         column_block(j, None)
     with b.if_then(b.icmp_signed("<", n_full, n)):
         rem = b.sub(n, n_full)

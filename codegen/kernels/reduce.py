@@ -260,7 +260,7 @@ def emit_reduce(module: L.Module, target: Target, name: str, spec: ReduceSpec, h
         vctx = LowerCtx(module, b, target, vlen, helpers)
         _rows(vctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, begin, end, one_output)
     else:
-        with for_range(b, begin, end, name="o") as o:
+        with for_range(b, begin, end, name="o", unroll=False) as o:
             one_output(o)
     b.ret_void()
     return fn
@@ -289,11 +289,11 @@ def _reduced_loops(b, ab, axes, offs, scalar_step, inputs, entry_b, vector_row) 
         if level == len(axes) - 1:
             _scalar_level(k, cur)
             return
-        with for_range(b, 0, ab.dims[k], name=f"r{k}") as idx:
+        with for_range(b, 0, ab.dims[k], name=f"r{k}", unroll=False) as idx:
             nest(level + 1, [b.add(o, b.mul(idx, ab.strides[n][k])) for n, o in enumerate(cur)])
 
     def _scalar_level(k, cur):
-        with for_range(b, 0, ab.dims[k], name=f"r{k}") as idx:
+        with for_range(b, 0, ab.dims[k], name=f"r{k}", unroll=False) as idx:
             scalar_step([b.add(o, b.mul(idx, ab.strides[n][k])) for n, o in enumerate(cur)])
 
     nest(0, ptr_offs)
@@ -345,7 +345,7 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
     cascade = _Cascade(ctx, entry_b, acc_dtype) if kind == "sum" and acc_dtype.is_float else None
     group = n * ways * (CASCADE_VECTORS if cascade else 1)
     unrolled = b.and_(run, i64(-group))
-    with for_range(b, 0, unrolled, group, name="rv") as k0:
+    with for_range(b, 0, unrolled, group, name="rv", unroll=False) as k0:
         for j in range(group // (n * ways)):
             k = b.add(k0, i64(j * n * ways))
             for w, vacc in enumerate(vaccs):
@@ -354,7 +354,7 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
             cascade.push(_tree(comb, [a.get() for a in vaccs]))
             for a in vaccs:
                 a.set(identity(ctx, kind, acc_dtype))
-    with for_range(b, unrolled, full, n, name="rv1") as k:
+    with for_range(b, unrolled, full, n, name="rv1", unroll=False) as k:
         step(vaccs[0], k, None)
     with b.if_then(b.icmp_signed("<", full, run)):
         step(vaccs[0], full, lane_mask(ctx, b.sub(run, full)))
@@ -411,7 +411,7 @@ class _Cascade:
         b = self.b
         cur = _Slot(b, self.entry_b, v)
         cur.set(v)
-        with for_range(b, 0, count, name="fold") as m:
+        with for_range(b, 0, count, name="fold", unroll=False) as m:
             older = b.load(self._slot(b.sub(b.sub(top, m), i64(1))), typ=self.vt)
             cur.set(b.fadd(older, cur.get()))
         return cur.get()
@@ -458,7 +458,7 @@ def _vector_arg_row(ctx: LowerCtx, block, kind, yield_dt, inputs, ab, offs, run,
         vidx.set(b.select(take, b.add(ctx.splat(b.add(start, k)), iota), idx))
 
     full = b.and_(run, i64(-n))
-    with for_range(b, 0, full, n, name="av") as k:
+    with for_range(b, 0, full, n, name="av", unroll=False) as k:
         step(k, None)
     with b.if_then(b.icmp_signed("<", full, run)):
         step(full, lane_mask(ctx, b.sub(run, full)))
@@ -514,7 +514,7 @@ def _rows(
     for i, info in enumerate(inputs):
         if not info.bcast[-1]:
             contig = b.and_(contig, b.icmp_signed("==", ab.strides[i][-1], i64(1)))
-    with segment_loop(b, begin, end) as seg:
+    with segment_loop(b, begin, end, unroll=False) as seg:
         i = seg.i
         j = b.srem(i, last)
         rest = b.sdiv(i, last)
@@ -535,12 +535,12 @@ def _rows(
                 wide = COLUMN_TILE if len(block.ops) <= 6 else 2
                 tiles = b.and_(run, i64(-n * wide))
                 full = b.and_(run, i64(-n))
-                with for_range(b, 0, tiles, n * wide, name="tile") as c:
+                with for_range(b, 0, tiles, n * wide, name="tile", unroll=False) as c:
                     _column_block(
                         ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, c, None,
                         wide,
                     )
-                with for_range(b, tiles, full, n, name="col") as c:
+                with for_range(b, tiles, full, n, name="col", unroll=False) as c:
                     _column_block(
                         ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, c, None
                     )
@@ -549,7 +549,7 @@ def _rows(
                     _column_block(
                         ctx, sctx, ab, axes, kind, acc_dtype, yield_dt, block, inputs, output, offs, full, mask
                     )
-            with otherwise, for_range(b, 0, run, name="one") as k:
+            with otherwise, for_range(b, 0, run, name="one", unroll=False) as k:
                 one_output(b.add(i, k))
         seg.step = run
 
@@ -621,7 +621,7 @@ def _over_reduced(b: L.IRBuilder, ab: ArgBlock, axes, offs: list, step) -> None:
             step(cur)
             return
         k = axes[level]
-        with for_range(b, 0, ab.dims[k], name=f"rr{k}") as idx:
+        with for_range(b, 0, ab.dims[k], name=f"rr{k}", unroll=False) as idx:
             nest(level + 1, [b.add(o, b.mul(idx, ab.strides[m][k])) for m, o in enumerate(cur)])
 
     nest(0, offs)
