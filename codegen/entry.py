@@ -91,6 +91,8 @@ def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) 
     written = set()
     ops = [op for op in func.body.ops if op.name != "return"]
     last_use = _last_uses(ops, ret)
+    if not options.library:  # a C caller's output buffers may alias its inputs
+        _stored_in_outputs(ops, dest, last_use)
     owned: dict[int, list] = {}  # op index -> the buffers it allocated
     groups = {g.start: g for g in row_groups.plan(ops)} if host.runs_row_groups else {}
     group, dead = None, []  # the row group being emitted; buffers to free once it has run
@@ -147,6 +149,43 @@ def _rule_for(op):
     if d is not None and d.has("reduction"):
         return ENTRY_LOWERINGS["@reduction"]
     raise MissingRule("llvm", op.name)
+
+
+def _stored_in_outputs(ops: list, dest: dict, last_use: dict) -> None:
+    """Give an intermediate the output buffer of the elementwise kernel that reads it last, when
+    that kernel reads it at the index it writes (same type, no view between): softmax's stored
+    exp(x - m) lives in the output that exp / sum overwrites in place. No intermediate is allocated,
+    and no fresh pages are touched at each call (a 16 MB intermediate that malloc maps anew for
+    every call costs 4k page faults, 4x the softmax itself). JIT entries only: their outputs are
+    fresh arrays that alias nothing."""
+    taken: set[int] = set()  # outputs given to an intermediate already
+    for i, op in enumerate(ops):
+        if len(op.results) != 1 or id(op.results[0]) in dest or not _elementwise_kernel(op):
+            continue
+        v = op.results[0]
+        k = last_use.get(i, i)
+        if k <= i or k >= len(ops) or any(_is_view(u) for u in v.users):
+            continue
+        last = ops[k]
+        r = last.results[0] if len(last.results) == 1 else None
+        d = dest.get(id(r)) if r is not None else None
+        if d is None or id(d) in taken or r.type != v.type or v not in last.operands:
+            continue
+        dest[id(v)] = d
+        taken.add(id(d))
+
+
+def _is_view(op) -> bool:
+    d = OPDEFS.get(op.name)
+    return d is not None and d.has("view")
+
+
+def _elementwise_kernel(op) -> bool:
+    """An op whose kernel writes element i of its result from element i of same-shape operands."""
+    if op.name == "kernel.elementwise":
+        return True
+    d = OPDEFS.get(op.name)
+    return d is not None and d.has("elementwise") and op.name not in ENTRY_LOWERINGS
 
 
 def _last_uses(ops: list, ret) -> dict[int, int]:

@@ -24,12 +24,14 @@ import math
 from dataclasses import dataclass
 
 from ir.opdef import OPDEFS
+from ir.passes.fuse_plan import ROW_ELEMENTS
 from ir.symbols import is_static
 
 from .graph_ops import single_op_body
 from .kernels.common import reports_errors
 
-ROW_LIMIT = 1 << 15  # elements per row of any kernel of a group (256 KB of float64)
+ROW_LIMIT = ROW_ELEMENTS  # elements per row of any kernel of a group (256 KB of float64); fusion
+# stores row-local values on the same condition (ir/passes/fuse_plan.py FusionOptions.row_limit)
 BLOCK_ELEMENTS = 1 << 14  # elements per stream a block of rows holds (64 KB of float32)
 
 

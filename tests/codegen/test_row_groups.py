@@ -141,4 +141,4 @@ def test_dynamic_rows(rows):
 def test_a_profile_shows_the_group_as_one_launch():
     p = aot.profile(softmax, _data((64, 256), np.float32), repeat=2)
     (row,) = p.rows
-    assert ".rows" in row.label and row.label.endswith("red_red_ew") and row.calls == 2
+    assert ".rows" in row.label and row.label.endswith("red_ew_red_ew") and row.calls == 2

@@ -289,15 +289,38 @@ def softmax(b, x):
     return b.div(e, b.sum(e, axes=(1,), keepdims=True))
 
 
-def test_softmax_takes_three_passes_over_memory():
+def test_softmax_stores_its_exp_once_per_row():
+    # every reader of exp(x - m) runs over the rows of x (a row group in codegen): it is stored,
+    # not computed twice
     m, f = make([(F32, (8, 16))], softmax)
     ks = fuse_and_compare(m, f, [rand(RNG, F32, (8, 16))])
+    assert [(k.name, k.attrs.get("kind")) for k in ks] == [
+        ("kernel.reduce", "max"), ("kernel.elementwise", None), ("kernel.reduce", "sum"),
+        ("kernel.elementwise", None)]
+    assert body_ops(ks[1]) == ["sub", "exp"] and body_ops(ks[3]) == ["div"]
+    assert ks[2].operands == [ks[1].result]
+
+
+def test_softmax_recomputes_its_exp_with_a_higher_row_limit():
+    m, f = make([(F32, (8, 16))], softmax)
+    ks = fuse_and_compare(m, f, [rand(RNG, F32, (8, 16))], options=FusionOptions(row_limit=12))
     assert [(k.name, k.attrs.get("kind")) for k in ks] == [
         ("kernel.reduce", "max"), ("kernel.reduce", "sum"), ("kernel.elementwise", None)]
     assert body_ops(ks[1]) == ["sub", "exp"] and body_ops(ks[2]) == ["sub", "exp", "div"]
     # full-size tensors read or written: x by each kernel, the output once
     full = [v for k in ks for v in (*k.operands, *k.results) if v.type.shape == (8, 16)]
     assert len(full) == 4
+
+
+@pytest.mark.parametrize("axes", [(0,), (0, 1)], ids=["leading axis", "every axis"])
+def test_values_not_read_row_by_row_keep_the_recompute_limit(axes):
+    def build(b, x):
+        e = b.exp(b.sub(x, b.max(x, axes=axes, keepdims=True)))
+        return b.div(e, b.sum(e, axes=axes, keepdims=True))
+
+    m, f = make([(F32, (8, 16))], build)
+    ks = fuse_and_compare(m, f, [rand(RNG, F32, (8, 16))])
+    assert [k.name for k in ks] == ["kernel.reduce", "kernel.reduce", "kernel.elementwise"]
 
 
 def test_expensive_shared_producer_is_materialised_once():
@@ -344,7 +367,7 @@ def test_logs_one_line_per_kernel(caplog):
     with caplog.at_level(logging.INFO, logger="aot.fusion"):
         fuse_func(f)
     lines = [r.getMessage() for r in caplog.records if r.name == "aot.fusion"]
-    assert len(lines) == 3 and all(line.startswith("@f: kernel.") for line in lines)
+    assert len(lines) == 4 and all(line.startswith("@f: kernel.") for line in lines)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
