@@ -167,6 +167,8 @@ def _stored_in_outputs(ops: list, dest: dict, last_use: dict) -> None:
         if k <= i or k >= len(ops) or any(_is_view(u) for u in v.users):
             continue
         last = ops[k]
+        if not _elementwise_kernel(last):  # a gather, sort, ... reads other elements than it writes
+            continue
         r = last.results[0] if len(last.results) == 1 else None
         d = dest.get(id(r)) if r is not None else None
         if d is None or id(d) in taken or r.type != v.type or v not in last.operands:

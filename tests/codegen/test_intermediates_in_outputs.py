@@ -47,6 +47,11 @@ def cast_last(x):  # the last reader's result has another dtype than e
     return (e / np.sum(e, axis=1, keepdims=True)).astype(np.float64)
 
 
+def gathered_last(x):  # e's last reader is a gather: it reads other elements than it writes
+    e = np.sin(x) * 2.0 + 1.0
+    return np.take_along_axis(e, np.argsort(x, axis=1), axis=1)
+
+
 def _x(shape=(64, 256), dtype=np.float32):
     return np.random.default_rng(0).standard_normal(shape).astype(dtype)
 
@@ -59,7 +64,7 @@ def test_softmax_allocates_only_its_row_statistics():
     assert _allocations(softmax, x, library=True) == 3
 
 
-@pytest.mark.parametrize("fn", [softmax, two_outputs, through_a_view, returned_twice, cast_last],
+@pytest.mark.parametrize("fn", [softmax, two_outputs, through_a_view, returned_twice, cast_last, gathered_last],
                          ids=lambda f: f.__name__)
 @pytest.mark.parametrize("threads", ["1", "3"])
 def test_results_equal_numpy(fn, threads, monkeypatch):
