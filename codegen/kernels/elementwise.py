@@ -77,7 +77,8 @@ def emit_elementwise(
             if not info.bcast[-1]:
                 contig = b.and_(contig, b.icmp_signed("==", ab.strides[i][-1], i64(1)))
 
-    with segment_loop(b, begin, end, "row", unroll=False) as seg:  # the rows of one plane (dim -2) per iteration
+    # the rows of one plane (dim -2) per iteration
+    with segment_loop(b, begin, end, "row", unroll=False) as seg:
         i = seg.i
         j = b.srem(i, last) if r > 1 else i
         rest = b.sdiv(i, last) if r > 1 else None

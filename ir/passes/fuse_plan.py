@@ -218,7 +218,8 @@ class FusionPlan:
             return False
         same = [r for r in readers if r not in wider]
         kernels = len(wider) + sum(1 for r in same if is_reduction(r)) + any(is_elementwise(r) for r in same)
-        limit = self.options.row_limit if not wider and _row_local(shape, same) else self.options.recompute_limit
+        row_local = not wider and _row_local(shape, same)
+        limit = self.options.row_limit if row_local else self.options.recompute_limit
         return kernels <= 1 or cost <= limit
 
     # --- dependencies between kernels ------------------------------------------------------------

@@ -64,8 +64,10 @@ def test_softmax_allocates_only_its_row_statistics():
     assert _allocations(softmax, x, library=True) == 3
 
 
-@pytest.mark.parametrize("fn", [softmax, two_outputs, through_a_view, returned_twice, cast_last, gathered_last],
-                         ids=lambda f: f.__name__)
+CASES = [softmax, two_outputs, through_a_view, returned_twice, cast_last, gathered_last]
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("threads", ["1", "3"])
 def test_results_equal_numpy(fn, threads, monkeypatch):
     monkeypatch.setenv("AOT_NUM_THREADS", threads)
