@@ -49,7 +49,6 @@ class FusionOptions:
     row_limit: int = 4
 
 
-
 # elements of a row that a row group keeps in cache (codegen/row_groups.py runs no longer rows)
 ROW_ELEMENTS = 1 << 15
 
@@ -123,12 +122,12 @@ def _row_local(shape: tuple, readers: list[Operation]) -> bool:
     """Whether kernels of iteration shape `shape` reading a value all run over its rows: some
     reduce trailing dims, leaving at least one leading dim, and the rows are static and short
     enough for a row group (FusionOptions.row_limit)."""
-    suffixes = [reduce_axes(r) for r in readers if is_reduction(r)]
+    suffixes = [a for a in (reduce_axes(r) for r in readers if is_reduction(r)) if a]
     if not suffixes or not all(isinstance(d, int) for d in shape):
         return False
-    first = min(a[0] for a in suffixes if a) if any(suffixes) else len(shape)
+    first = min(a[0] for a in suffixes)
     rank = len(shape)
-    if first == 0 or any(a != tuple(range(a[0], rank)) for a in suffixes if a):
+    if first == 0 or any(a != tuple(range(a[0], rank)) for a in suffixes):
         return False
     row = 1
     for d in shape[first:]:
