@@ -200,7 +200,7 @@ def _last_uses(ops: list, ret) -> dict[int, int]:
             for j in producer.get(id(v), ()):
                 last[j] = i
         alias = {i}
-        if op.name in OPDEFS and OPDEFS[op.name].has("view"):  # the result aliases its operand
+        if _is_view(op):  # the result aliases its operand
             for v in op.operands:
                 alias |= producer.get(id(v), set())
         for r in op.results:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ir.opdef import COST_TRANSCENDENTAL, OPDEFS
+from ir.opdef import COST_TRANSCENDENTAL
+from ir.passes.fuse_plan import recompute_cost
 
 from ..llvm.context import LowerCtx
 from ..llvm.loops import (
@@ -151,7 +152,7 @@ def compute_bound(block) -> bool:
     per vector): LLVM's unrolling of its vector loop lets two iterations' chains overlap, 1.3-1.5x on
     tools/bench_elementwise.py's sin/exp chain. Cheaper bodies are memory-bound and keep their
     loop rolled (rolled_md)."""
-    return any(getattr(OPDEFS.get(op.name), "cost", 1) >= COST_TRANSCENDENTAL for op in block.ops)
+    return any(recompute_cost(op) >= COST_TRANSCENDENTAL for op in block.ops)
 
 
 def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run) -> None:
