@@ -270,9 +270,10 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
     return str(mod)
 
 
-def fft_thunks_ir(precision: str, data_offset: int) -> str:
-    """The module of aot_fft_thunk_{c2c,r2c,c2r}_{precision} (ir.abi_slots.FFT_THUNK) for arrays
-    whose data pointer is at `data_offset` bytes."""
+def fft_thunks_ir(precision: str, offsets: dict[str, int]) -> str:
+    """The module of aot_fft_thunk_{c2c,r2c,c2r}_{precision} (ir.abi_slots.FFT_THUNK) and of
+    aot_fft_call_{precision} (ir.abi_slots.FFT_CALL_HEADER) for an array struct whose fields
+    (ir.abi_slots.ARRAY_FIELDS) are at `offsets` bytes."""
     from llvmlite import ir as L
 
     from .kernels.parallel import as_callee
@@ -280,6 +281,7 @@ def fft_thunks_ir(precision: str, data_offset: int) -> str:
 
     T = {"f32": F32, "f64": F64}[precision]
     B = S.FFT_THUNK
+    data_offset = offsets["data"]
     mod = L.Module(name=f"aot_fft_thunks_{precision}")
     c2c_type = L.FunctionType(VOID, [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64, I32, T, PTR])
     post_type = L.FunctionType(VOID, [PTR, I64, I64, I64, PTR, T])  # r2c: (dst, h, rows, odist, roots, scale)
@@ -323,7 +325,125 @@ def fft_thunks_ir(precision: str, data_offset: int) -> str:
                    [src, slot(B.real_arg), dst, h, h, slot(B.howmany), slot(B.roots, PTR)])
             c2c(dst, dst)
         b.ret_void()
+    _fft_call(mod, precision, offsets)
     return str(mod)
+
+
+def _fft_call(mod, precision: str, offsets: dict[str, int]) -> None:
+    """aot_fft_call_{precision} in `mod`: find the entry of the one argument (descr, rank, dims,
+    strides), make its output, run its thunk calls, return the output; None when no entry fits."""
+    from llvmlite import ir as L
+
+    from .kernels.parallel import as_callee
+    from .llvm.types import I32, I64, PTR
+
+    H, R = S.FFT_CALL_HEADER, S.FFT_CALL_RECORD
+    nd_max, dims_at = S.FFT_CALL_DIMS, len(R)
+    strides_at, out_at, calls_at = dims_at + nd_max, dims_at + 2 * nd_max, dims_at + 3 * nd_max
+    fn = L.Function(mod, L.FunctionType(PTR, [PTR, PTR, I64]), name=f"aot_fft_call_{precision}")
+    this, objs, nargs = fn.args
+    blocks = {n: fn.append_basic_block(n) for n in (
+        "entry", "array", "scan", "record", "dims", "dim", "next", "hit", "made", "call", "nomem", "none")}
+    b = L.IRBuilder(blocks["entry"])
+    c, field, slot, ctx = _accessors(b, offsets, this)
+    null = L.Constant(PTR, None)
+
+    def at(p, index):
+        return b.gep(p, [index if isinstance(index, L.Value) else c(index)], source_etype=I64)
+
+    def load(p, index, typ=I64):
+        return b.load(at(p, index), typ=typ)
+
+    b.cbranch(b.icmp_signed("==", nargs, c(1)), blocks["array"], blocks["none"])
+    b.position_at_end(blocks["array"])
+    a = b.load(objs, typ=PTR, name="a")
+    fits = b.and_(b.icmp_signed("==", field(a, "type", I64), slot(H.ndarray_type)),
+                  _aligned(b, field(a, "flags", I32)))
+    nd = b.sext(field(a, "nd", I32), I64, name="nd")
+    descr, dims, strides = field(a, "descr", I64), field(a, "dims", PTR), field(a, "strides", PTR)
+    n_entries = slot(H.n_entries, name="n_entries")
+    b.cbranch(fits, blocks["scan"], blocks["none"])
+
+    b.position_at_end(blocks["scan"])  # entry e: the first whose descr, rank, dims and strides match
+    e = b.phi(I64, "e")
+    e.add_incoming(c(0), blocks["array"])
+    rec = at(ctx, b.add(c(len(H)), b.mul(e, c(S.FFT_CALL_ROW))))
+    same = b.and_(b.icmp_signed("==", load(rec, R.descr), descr), b.icmp_signed("==", load(rec, R.nd), nd))
+    b.cbranch(b.and_(b.icmp_signed("<", e, n_entries), same), blocks["record"], blocks["next"])
+    b.position_at_end(blocks["record"])
+    b.branch(blocks["dims"])
+    b.position_at_end(blocks["dims"])
+    k = b.phi(I64, "k")
+    k.add_incoming(c(0), blocks["record"])
+    b.cbranch(b.icmp_signed("<", k, nd), blocks["dim"], blocks["hit"])
+    b.position_at_end(blocks["dim"])
+    equal = b.and_(b.icmp_signed("==", load(dims, k), load(rec, b.add(k, c(dims_at)))),
+                   b.icmp_signed("==", load(strides, k), load(rec, b.add(k, c(strides_at)))))
+    k.add_incoming(b.add(k, c(1)), blocks["dim"])
+    b.cbranch(equal, blocks["dims"], blocks["next"])
+    b.position_at_end(blocks["next"])
+    e_next = b.add(e, c(1))
+    e.add_incoming(e_next, blocks["next"])
+    b.cbranch(b.icmp_signed("<", e_next, n_entries), blocks["scan"], blocks["none"])
+
+    b.position_at_end(blocks["hit"])
+    b.store(b.add(slot(H.hits), c(1)), at(ctx, H.hits))
+    zero = L.Constant(I32, 0)
+    new_array = L.FunctionType(PTR, [PTR, I32, PTR, I32, PTR, PTR, I32, I32, PTR])  # numpy's PyArray_New
+    res = b.call(as_callee(slot(H.new_array, PTR), new_array),
+                 [b.inttoptr(slot(H.ndarray_type), PTR), b.trunc(load(rec, R.out_nd), I32), at(rec, out_at),
+                  b.trunc(load(rec, R.typenum), I32), null, null, zero, zero, null], name="res")
+    n_calls = load(rec, R.n_calls)
+    b.cbranch(b.icmp_unsigned("==", res, null), blocks["nomem"], blocks["made"])
+    b.position_at_end(blocks["made"])
+    _widen(b, fn, load(rec, R.convert), load(rec, R.size), field(a, "data", PTR), field(res, "data", PTR))
+    widened = b.block
+    b.branch(blocks["call"])
+    b.position_at_end(blocks["call"])  # the thunk calls, in order: thunk(block, input or output, output)
+    j = b.phi(I64, "j")
+    j.add_incoming(c(0), widened)
+    row = b.add(c(calls_at), b.mul(j, c(3)))
+    src = b.select(b.icmp_signed("!=", load(rec, b.add(row, c(2))), c(0)), a, res)
+    thunk = L.FunctionType(L.VoidType(), [PTR, PTR, PTR])
+    b.call(as_callee(load(rec, row, PTR), thunk), [load(rec, b.add(row, c(1)), PTR), src, res])
+    j_next = b.add(j, c(1))
+    j.add_incoming(j_next, blocks["call"])
+    done = fn.append_basic_block("done")
+    b.cbranch(b.icmp_signed("<", j_next, n_calls), blocks["call"], done)
+    b.position_at_end(done)
+    b.ret(res)
+
+    b.position_at_end(blocks["nomem"])  # numpy set MemoryError
+    b.ret(null)
+    b.position_at_end(blocks["none"])  # not an entry's array: None (the caller's general path)
+    none = slot(H.none, PTR)
+    b.call(as_callee(slot(H.incref, PTR), L.FunctionType(L.VoidType(), [PTR])), [none])
+    b.ret(none)
+
+
+def _widen(b, fn, itemsize, size, src, dst) -> None:
+    """dst[k] = complex(src[k], 0) for k < size when itemsize is 4 (float32 -> complex64) or 8
+    (float64 -> complex128); nothing when it is 0. The builder ends after the loops."""
+    from llvmlite import ir as L
+
+    from .llvm.loops import for_range
+    from .llvm.types import F32, F64, I64
+
+    done = fn.append_basic_block("widened")
+    cases = {4: F32, 8: F64}
+    blocks = {w: fn.append_basic_block(f"widen{w}") for w in cases}
+    switch = b.switch(itemsize, done)
+    for w, block in blocks.items():
+        switch.add_case(L.Constant(I64, w), block)
+    for w, typ in cases.items():
+        b.position_at_end(blocks[w])
+        with for_range(b, L.Constant(I64, 0), size, name=f"w{w}") as k:
+            v = b.load(b.gep(src, [k], source_etype=typ), typ=typ)
+            out = b.gep(dst, [b.mul(k, L.Constant(I64, 2))], source_etype=typ)
+            b.store(v, out)
+            b.store(L.Constant(typ, 0.0), b.gep(out, [L.Constant(I64, 1)], source_etype=typ))
+        b.branch(done)
+    b.position_at_end(done)
 
 
 _POOL_SOURCE = Path(__file__).with_name("kernels") / "parallel.py"

@@ -105,6 +105,22 @@ FFT_THUNK = Slots((
 ))
 FFT_THUNK_KINDS = ("c2c", "r2c", "c2r")
 
+# PyObject *aot_fft_call_{precision}(self, args, nargs): a METH_FASTCALL builtin, `self` an int64
+# ndarray holding one public transform's table of prepared calls for one set of arguments (aot.fft's
+# eager fast path without Python). FFT_CALL_HEADER: `ndarray_type`, `new_array` (numpy's
+# PyArray_New), `none` (id(None)) and `incref` (Py_IncRef), `n_entries` in use, `hits` (counted
+# here). Then FFT_CALL_ENTRIES records of FFT_CALL_RECORD's slots followed by `dims`, `strides`
+# (bytes) and `out_dims`, FFT_CALL_DIMS slots each, and FFT_CALL_CALLS rows (thunk, block, reads
+# the input) of thunk calls. The one argument must be an aligned ndarray (exact type) whose descr,
+# rank, dims and strides equal an entry's; then the output (out_dims, typenum) is made, filled with
+# the `size` real input values as complex ones when `convert` is their itemsize (4 or 8; 0: no
+# conversion), and the entry's thunks run, with the GIL held: the entries' scratch is shared and
+# their work is small. Anything else returns None.
+FFT_CALL_HEADER = Slots(("ndarray_type", "new_array", "none", "incref", "n_entries", "hits"))
+FFT_CALL_RECORD = Slots(("descr", "nd", "typenum", "out_nd", "n_calls", "convert", "size"))
+FFT_CALL_ENTRIES, FFT_CALL_DIMS, FFT_CALL_CALLS = 16, 8, 16
+FFT_CALL_ROW = len(FFT_CALL_RECORD) + 3 * FFT_CALL_DIMS + 3 * FFT_CALL_CALLS  # slots of one entry
+
 # the in-process JIT's one thread pool (codegen/kernels/parallel.py's parallel_for, loaded once per
 # process by runtime.jit.shared_pool and resolvable by every engine): compiled graphs call it by name
 SHARED_PARALLEL_FOR = "aot_jit_parallel_for"

@@ -278,15 +278,3 @@ def array_trampoline_object(layout: tuple[tuple[str, int], ...], helpers) -> tup
 
 def _array_call(layout) -> dict:
     return {"offsets": dict(layout)}
-
-
-def fft_call_thunks(engine: JitEngine, precision: str, data_offset: int, helpers) -> dict[str, int]:
-    """Load aot.fft's call thunks of `precision` ("f32" or "f64"; ir.abi_slots.FFT_THUNK) into
-    `engine` (the one holding that precision's kernels) for arrays whose data pointer is at
-    `data_offset` bytes; returns {kind: address}."""
-    from ir.abi_slots import FFT_THUNK_KINDS
-
-    symbols = {kind: f"aot_fft_thunk_{kind}_{precision}" for kind in FFT_THUNK_KINDS}
-    addrs = load_helper(engine, helpers, "fft_thunks", {"precision": precision, "data_offset": data_offset},
-                        symbols.values())
-    return {kind: addrs[s] for kind, s in symbols.items()}

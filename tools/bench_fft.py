@@ -7,9 +7,10 @@ conventional 5 n log2 n flops per complex transform of length n (2.5 n log2 n fo
 summed over the batch. pyfftw's planning time (FFTW_MEASURE) is reported separately and not
 included in its execution time; pyfftw is skipped when it is not installed.
 --overhead prints only the per-call overhead of small eager calls: the call's time against the
-kernel-only time (the same native call with the arguments prepared and the output allocated
-once), measured in alternating batches (medians), with numpy's time for the same call; and small
-calls outside the fast path (odd lengths, padding, other axes, hfft) against numpy.
+kernel-only time (the same native calls with the arguments prepared and the output allocated
+once, less cffi's cost of a call), measured in alternating batches (medians), with numpy's time
+for the same call; and small calls outside the fast path (odd lengths, padding, other axes, hfft)
+against numpy.
 """
 from __future__ import annotations
 
@@ -94,10 +95,10 @@ def _row(label, name, x, factor, aot_threads, min_time, plans):
     return row
 
 
-def _check(name, x):
+def _check(name, x, **kw):
     import aot.fft as afft
 
-    got, want = getattr(afft, name)(x), getattr(np.fft, name)(x)
+    got, want = getattr(afft, name)(x, **kw), getattr(np.fft, name)(x, **kw)
     err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-300)
     assert err < (1e-4 if x.dtype in (np.complex64, np.float32) else 1e-10), (name, x.shape, err)
 
@@ -135,6 +136,8 @@ OVERHEAD_CASES = [
     ("rfft n=1024", "rfft", (1024,), np.float64),
     ("irfft n=1024", "irfft", (513,), np.complex128),
     ("fft n=64", "fft", (64,), np.complex128),
+    ("fft n=1024 norm='ortho'", "fft", (1024,), np.complex128, {"norm": "ortho"}),
+    ("fft (64,64) axis=0", "fft", (64, 64), np.complex128, {"axis": 0}),
     ("fft (16,1024) axis -1", "fft", (16, 1024), np.complex128),
     ("fft2 (64,64)", "fft2", (64, 64), np.complex128),
     ("rfft2 (64,64)", "rfft2", (64, 64), np.float64),
@@ -158,20 +161,44 @@ def _interleaved(fns, inner: int, rounds: int) -> list[list[float]]:
     return per
 
 
+def _empty_thunk_call():
+    """A call through cffi of the thunks' type that does no work (libc's memset of 0 bytes: its
+    integer arguments travel in the same registers), to take cffi's own cost out of kernel only."""
+    import ctypes
+
+    from aot.fft._native import _THUNK_SIG, ffi
+
+    fn = ffi.cast(_THUNK_SIG, ctypes.cast(ctypes.CDLL(None).memset, ctypes.c_void_p).value)
+    blk = np.zeros(1, np.int64)
+    ptr = ffi.cast("int64_t *", blk.ctypes.data)
+
+    def call(_alive=blk):
+        fn(ptr, 0, 0)
+
+    return call
+
+
 def overhead_rows(quick: bool = False) -> list[dict]:
-    """Per case: median call, kernel-only and numpy times, and the overhead as the median of the
-    per-round differences call - kernel only (paired, so load changes between rounds cancel)."""
+    """Per case: median call and numpy times, the kernel-only time (the prepared native calls
+    through cffi into an output allocated once, minus as many cffi calls that do nothing), and the
+    overhead as the median of the per-round differences call - kernel only (paired, so load changes
+    between rounds cancel)."""
     import aot.fft as afft
     from aot.fft import _fast
 
     _set_threads(1)
     rows = []
-    for label, name, shape, dtype in OVERHEAD_CASES:
+    empty = _empty_thunk_call()
+    for label, name, shape, dtype, *kw in OVERHEAD_CASES:
+        kw = kw[0] if kw else {}
         x = _data(shape, dtype, real=np.dtype(dtype).kind == "f")
-        _check(name, x)
+        _check(name, x, **kw)
         fa, fn = getattr(afft, name), getattr(np.fft, name)
-        fns = [lambda fa=fa, x=x: fa(x), _fast.kernel_only(name, x), lambda fn=fn, x=x: fn(x)]
-        calls, kerns, nps = _interleaved(fns, 200 if quick else 1000, 9 if quick else 31)
+        fns = [lambda fa=fa, x=x, kw=kw: fa(x, **kw), _fast.kernel_only(name, x, **kw), empty,
+               lambda fn=fn, x=x, kw=kw: fn(x, **kw)]
+        calls, cffi_calls, empties, nps = _interleaved(fns, 200 if quick else 1000, 9 if quick else 31)
+        n_calls = 1 + len(_fast.entry(name, x, **kw)[5])  # the entry's thunk calls
+        kerns = [k - n_calls * e for k, e in zip(cffi_calls, empties)]
         rows.append({"case": f"{label} [{np.dtype(dtype).name}]", "call": statistics.median(calls),
                      "kernel only": statistics.median(kerns),
                      "overhead": statistics.median(c - k for c, k in zip(calls, kerns)),

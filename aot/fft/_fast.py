@@ -23,7 +23,7 @@ import numpy as np
 
 from ir.abi_slots import FFT_THUNK as T
 
-from . import _api
+from . import _api, _tables
 from ._exec import (
     _PARALLEL_MIN_WORK,
     PLANS,
@@ -71,10 +71,11 @@ local = _Local()
 def clear() -> None:
     for cache in list(_CACHES.values()):
         cache.clear()
+    _tables.clear()
 
 
 def _hits() -> int:
-    return sum(cache.hits for cache in list(_CACHES.values()))
+    return sum(cache.hits for cache in list(_CACHES.values())) + _tables.hits()
 
 
 PLANS.clear_hooks.append(clear)
@@ -98,9 +99,13 @@ def call(kind: str, a: np.ndarray, n, axis, norm):
 
 
 def miss(kind: str, a: np.ndarray, n, axis, norm):
-    """The first call of a key: prepare its entry (or record that it takes the general path)."""
+    """The first call of a key: prepare its entry (or record that it takes the general path); a
+    small entry also goes to the kind's native table of its arguments (_tables)."""
     cache = local.cache
-    e = _prepare(kind, a, n, axis, norm)
+    entry = _prepare(kind, a, n, axis, norm)
+    e = entry.done() if entry else False
+    if e:
+        _tables.kind(kind).install((n, axis, norm), a, entry, kernels(entry.precision))
     if len(cache) >= _MAX_ENTRIES:
         cache.clear()
     cache[(kind, a.shape, a.strides, a.dtype, n, axis, norm)] = e
@@ -147,13 +152,13 @@ def kernel_only(kind: str, a: np.ndarray, n=None, axis=None, norm=None):
 
 
 def _prepare(kind: str, a: np.ndarray, n, axis, norm):
-    """The entry of a key, or False when the key takes the general path."""
+    """The _Entry of a key, or None when the key takes the general path."""
     if a.size == 0:
-        return False
+        return None
     try:
-        return _PREPARE[kind](a, n, axis, norm) or False
+        return _PREPARE[kind](a, n, axis, norm)
     except (TypeError, ValueError, IndexError, _NoThunks):  # bad arguments: the general path raises
-        return False
+        return None
 
 
 class _NoThunks(Exception):
@@ -167,14 +172,20 @@ class _Entry:
     def __init__(self, shape, dtype, convert: bool = False):
         self.shape, self.dtype, self.convert = tuple(shape), np.dtype(dtype), convert
         self.passes: list = []
+        self.blocks: list = []  # the passes' blocks (int64 arrays)
         self.keep: list = []
+        self.precision = ""
+        self.scratch_values = 0  # of the largest scratch a pass uses
+        self.work = None  # a work buffer the blocks point into (irfftn), or None
 
     def add(self, kind: str, precision: str, blks: list, from_input: bool) -> None:
         thunks = kernels(precision).thunks
         if thunks is None:
             raise _NoThunks
+        self.precision = precision
         for blk in blks:
             self.keep.append(blk)
+            self.blocks.append(blk)
             self.passes.append((thunks[kind], ffi.cast("int64_t *", blk.ctypes.data), from_input))
 
     def done(self) -> tuple:
@@ -210,6 +221,7 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
     flags, size = _flags(forward, n, idist, howmany, k.vlen)
     scratch = scratch_entry(size, k)
     entry.keep += [plan, scratch[0]]
+    entry.scratch_values = max(entry.scratch_values, size)
     blk = np.zeros(len(T), np.int64)
     blk[[T.c2c, T.plan, T.twiddles, T.howmany, T.istride, T.idist, T.ostride, T.odist, T.flags, T.scratch]] = (
         _addr(k.c2c), plan.header.ctypes.data, plan.twiddles.ctypes.data, howmany, sstr[axis], idist, dstr[axis],
@@ -265,7 +277,7 @@ def _prep_c2c(forward: bool):
         ax = _axis(a, axis)
         n = _api._check_n(a.shape[ax] if n is None else n)
         entry = _c2c_passes(a, [n], [ax], forward, norm)
-        return entry and entry.done()
+        return entry
 
     return prep
 
@@ -277,7 +289,7 @@ def _prep_c2cn(forward: bool, default_axes):
         if not axes or len(set(axes)) != len(axes):
             return None
         entry = _c2c_passes(a, lengths, axes, forward, norm)
-        return entry and entry.done()
+        return entry
 
     return prep
 
@@ -360,14 +372,14 @@ def _prep_rfft(a, n, axis, norm):
     if ax != a.ndim - 1:
         return None
     entry = _r2c_entry(a, _api._check_n(a.shape[ax] if n is None else n), norm)
-    return entry and entry.done()
+    return entry
 
 
 def _prep_irfft(a, n, axis, norm):
     if _axis(a, axis) != a.ndim - 1:
         return None
     entry = _c2r_entry(a, n, norm)
-    return entry and entry.done()
+    return entry
 
 
 def _prep_rfftn(default_axes):
@@ -386,7 +398,7 @@ def _prep_rfftn(default_axes):
             if blks is None:
                 return None
             entry.add("c2c", _precision(entry.dtype), blks, False)
-        return entry.done()
+        return entry
 
     return prep
 
@@ -405,6 +417,7 @@ def _prep_irfftn(default_axes):
         work = np.empty(a.shape, cdt)
         entry = _Entry(a.shape[:-1] + (lengths[-1],), _api._real_dtype(cdt))
         entry.keep.append(work)
+        entry.work = work
         src, wstr, from_input = _elem_strides(a), _c_strides(a.shape), True
         for ax in axes[:-1]:
             blks = _c2c_blocks(entry, cdt, a.shape, ax, src, wstr, False, _api._scale(norm, a.shape[ax], False))
@@ -420,7 +433,7 @@ def _prep_irfftn(default_axes):
         if not from_input:
             blk[T.src_base] = work.ctypes.data
         entry.add("c2r", _precision(cdt), [blk], from_input)
-        return entry.done()
+        return entry
 
     return prep
 

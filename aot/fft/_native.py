@@ -39,6 +39,7 @@ from codegen.fft.names import (
     vlen_symbol,
 )
 from codegen.fft.plan import CODELET_RADICES
+from ir.abi_slots import ARRAY_FIELDS
 
 from ..logs import PROGRESS
 
@@ -113,7 +114,8 @@ def _group_object(precision: str, group: tuple, vlen: int | None, target) -> byt
     if group[0] == "thunks":
         from codegen.trampolines import HELPERS
 
-        text = HELPERS.ir("fft_thunks", {"precision": precision, "data_offset": group[1]})
+        offsets = dict(zip(ARRAY_FIELDS, group[1:]))
+        text = HELPERS.ir("fft_thunks", {"precision": precision, "offsets": offsets})
     else:
         from codegen.fft.groups import emit_group
 
@@ -346,13 +348,20 @@ class Kernels:
     def thunks(self) -> dict | None:
         """{kind: cffi function} of the eager fast path's call thunks (codegen/trampolines.py),
         or None when numpy's array struct is not as probed (the general path only)."""
-        from runtime.buffers import ARRAY_LAYOUT
-
-        if ARRAY_LAYOUT is None:
+        group = _thunks_group()
+        if group is None:
             return None
-        group = ("thunks", dict(ARRAY_LAYOUT)["data"])
-        return {kind: ffi.cast(_THUNK_SIG, self._groups.address(group, f"aot_fft_thunk_{kind}_{self.precision}"))
+        p = self.precision
+        return {kind: ffi.cast(_THUNK_SIG, self._groups.address(group, f"aot_fft_thunk_{kind}_{p}"))
                 for kind in _THUNK_KINDS}
+
+    @functools.cached_property
+    def call_builtin(self) -> int | None:
+        """Address of aot_fft_call_{precision} (ir.abi_slots.FFT_CALL_HEADER), or None when numpy's
+        array struct is not as probed."""
+        if self.thunks is None:
+            return None
+        return self._groups.address(_thunks_group(), f"aot_fft_call_{self.precision}")
 
     def export(self) -> None:
         """Load every group and make the entries a compiled graph calls resolvable process-wide."""
@@ -364,6 +373,17 @@ class Kernels:
         for group, name in [(("core",), n) for n in (entry_name(p), r2c_name(p), c2r_name(p))] + [
                 (("planner",), n) for n in plan_names(p).values()]:
             llvm.add_symbol(name, self._groups.address(group, name))
+
+
+def _thunks_group() -> tuple | None:
+    """The group of the call thunks and builtins, named by the array struct's field offsets
+    (ir.abi_slots.ARRAY_FIELDS order); None when they could not be probed."""
+    from runtime.buffers import ARRAY_LAYOUT
+
+    if ARRAY_LAYOUT is None:
+        return None
+    layout = dict(ARRAY_LAYOUT)
+    return ("thunks", *(layout[f] for f in ARRAY_FIELDS))
 
 
 _KERNELS: dict[str, Kernels] = {}

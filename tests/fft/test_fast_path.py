@@ -12,23 +12,7 @@ import aot.fft as afft
 from aot import fx
 from aot.fft import _api, _fast
 
-RNG = np.random.default_rng(7)
-TOL = {np.dtype(np.complex64): 2e-6, np.dtype(np.complex128): 1e-13,
-       np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-13}
-
-
-def _data(shape, dtype):
-    x = RNG.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * RNG.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def _close(got, want):
-    """Equal dtypes and shapes, values within the result precision's tolerance."""
-    assert got.dtype == want.dtype and got.shape == want.shape
-    scale = max(float(np.abs(want).max(initial=0.0)), 1.0)
-    np.testing.assert_allclose(got, want, rtol=0, atol=TOL[want.dtype] * scale * 10)
+from ._eager import RNG, close, data
 
 
 def _check(name, a, **kw):
@@ -37,8 +21,8 @@ def _check(name, a, **kw):
     want, general = getattr(np.fft, name)(a, **kw), getattr(_api, name)(a, **kw)
     for _ in range(2):
         got = getattr(afft, name)(a, **kw)
-        _close(got, want)
-        _close(got, general)
+        close(got, want)
+        close(got, general)
         assert not np.shares_memory(got, a)
     np.testing.assert_array_equal(a, before)  # the input is never written
 
@@ -64,19 +48,19 @@ VIEWS = {
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 @pytest.mark.parametrize("name", ["fft", "ifft"])
 def test_c2c_views(name, dtype, view):
-    _check(name, VIEWS[view](_data((6, 40), dtype)))
+    _check(name, VIEWS[view](data((6, 40), dtype)))
 
 
 @pytest.mark.parametrize("view", VIEWS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_rfft_views(dtype, view):
-    _check("rfft", VIEWS[view](_data((6, 40), dtype)))
+    _check("rfft", VIEWS[view](data((6, 40), dtype)))
 
 
 @pytest.mark.parametrize("view", VIEWS)
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 def test_irfft_views(dtype, view):
-    _check("irfft", VIEWS[view](_data((6, 40), dtype)))
+    _check("irfft", VIEWS[view](data((6, 40), dtype)))
 
 
 @pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])
@@ -84,7 +68,7 @@ def test_irfft_views(dtype, view):
                                   "irfft2", "irfftn"])
 def test_norms(name, norm):
     dtype = np.float64 if name.startswith("rfft") else np.complex128
-    _check(name, _data((8, 24), dtype), norm=norm)
+    _check(name, data((8, 24), dtype), norm=norm)
 
 
 @pytest.mark.parametrize("kw", [{"n": 24}, {"n": 16}, {"n": 40}, {"n": 15}, {"axis": 0}, {"axis": -2},
@@ -93,26 +77,26 @@ def test_norms(name, norm):
 def test_n_and_axis(name, kw):
     """n equal to, shorter (crop) and longer (zero padding) than the axis, odd n, other axes."""
     dtype = np.float64 if name == "rfft" else np.complex128
-    _check(name, _data((8, 24), dtype), **kw)
+    _check(name, data((8, 24), dtype), **kw)
 
 
 @pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft"])
 def test_torch_dim(name):
     dtype = np.float64 if name == "rfft" else np.complex128
-    x = _data((6, 10), dtype)
+    x = data((6, 10), dtype)
     for dim, axis in ((0, 0), (-1, -1), (1, 1)):
         for _ in range(2):
-            _close(getattr(afft, name)(x, dim=dim), getattr(np.fft, name)(x, axis=axis))
+            close(getattr(afft, name)(x, dim=dim), getattr(np.fft, name)(x, axis=axis))
     with pytest.raises(TypeError, match="dim"):
         getattr(afft, name)(x, axis=0, dim=1)
-    _close(getattr(afft, name)(x, axis=1, dim=1), getattr(np.fft, name)(x, axis=1))
+    close(getattr(afft, name)(x, axis=1, dim=1), getattr(np.fft, name)(x, axis=1))
 
 
 @pytest.mark.parametrize("shape", [(1,), (2,), (1, 1), (3, 1), (1, 8), (0, 8), (8, 1, 16)])
 @pytest.mark.parametrize("name", ["fft", "ifft", "rfft"])
 def test_small_and_empty(name, shape):
     dtype = np.float64 if name == "rfft" else np.complex128
-    _check(name, _data(shape, dtype))
+    _check(name, data(shape, dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.dtype(">f8"), np.dtype(">c16"), np.int64])
@@ -124,10 +108,10 @@ def test_fft_of_other_dtypes(dtype):
 
 
 def test_read_only_input():
-    x = _data((4, 32), np.complex128)
+    x = data((4, 32), np.complex128)
     x.setflags(write=False)
     _check("fft", x)
-    r = _data((4, 32), np.float64)
+    r = data((4, 32), np.float64)
     r.setflags(write=False)
     _check("rfft", r)
     _check("irfft", np.fft.rfft(r))
@@ -137,7 +121,7 @@ def test_read_only_input():
 @pytest.mark.parametrize("shape", [(16, 24), (24,), (3, 8, 12), (5, 6, 7)])
 def test_nd(name, shape):
     dtype = np.float64 if name.startswith("rfft") else np.complex128
-    x = _data(shape, dtype)
+    x = data(shape, dtype)
     if len(shape) == 1 and name.endswith("2"):
         with pytest.raises(Exception) as want:
             getattr(np.fft, name)(x)
@@ -151,20 +135,20 @@ def test_nd(name, shape):
 def test_fast_path_is_taken_for_the_common_cases():
     """The cases the issue is about have prepared entries after one call (else this file would
     only test the general path)."""
-    cases = [("fft", _data(1024, np.complex128)), ("fft", _data(1024, np.complex64)),
-             ("ifft", _data((16, 64), np.complex128)), ("rfft", _data(1024, np.float64)),
-             ("irfft", _data(513, np.complex128)), ("fft", _data(256, np.float64)),
-             ("fft", _data((8, 40), np.complex128)[:, ::2]), ("fft2", _data((32, 32), np.complex128)),
-             ("rfft2", _data((32, 32), np.float64)), ("fftn", _data((4, 8, 16), np.complex128)),
-             ("ifftn", _data((6, 8, 10), np.complex64)[:, ::-1]), ("rfftn", _data((4, 8, 16), np.float64)),
-             ("irfft2", _data((32, 17), np.complex128)), ("irfftn", _data((5, 6, 9), np.complex64)[::-1])]
+    cases = [("fft", data(1024, np.complex128)), ("fft", data(1024, np.complex64)),
+             ("ifft", data((16, 64), np.complex128)), ("rfft", data(1024, np.float64)),
+             ("irfft", data(513, np.complex128)), ("fft", data(256, np.float64)),
+             ("fft", data((8, 40), np.complex128)[:, ::2]), ("fft2", data((32, 32), np.complex128)),
+             ("rfft2", data((32, 32), np.float64)), ("fftn", data((4, 8, 16), np.complex128)),
+             ("ifftn", data((6, 8, 10), np.complex64)[:, ::-1]), ("rfftn", data((4, 8, 16), np.float64)),
+             ("irfft2", data((32, 17), np.complex128)), ("irfftn", data((5, 6, 9), np.complex64)[::-1])]
     for name, x in cases:
         getattr(afft, name)(x)
         assert _entry(name, x) is not None, (name, x.dtype, x.shape, x.strides)
-    x = _data(64, np.complex128)
+    x = data(64, np.complex128)
     afft.fft(x, norm="ortho", n=32)
     assert _entry("fft", x, n=32, norm="ortho") is not None
-    middle = _data((5, 12, 7), np.complex128)  # batch dims that do not merge: one call per outer index
+    middle = data((5, 12, 7), np.complex128)  # batch dims that do not merge: one call per outer index
     afft.fft(middle, axis=1)
     assert len(_entry("fft", middle, axis=1)[5]) == 4
 
@@ -172,25 +156,25 @@ def test_fast_path_is_taken_for_the_common_cases():
 @pytest.mark.parametrize("axis", [0, 1, 2])
 @pytest.mark.parametrize("view", [lambda x: x, lambda x: x[:, ::2, ::-1], lambda x: x.transpose(1, 2, 0)])
 def test_three_d_axes(axis, view):
-    _check("fft", view(_data((5, 12, 14), np.complex128)), axis=axis)
-    _check("ifft", view(_data((5, 12, 14), np.complex64)), axis=axis, n=4)
+    _check("fft", view(data((5, 12, 14), np.complex128)), axis=axis)
+    _check("ifft", view(data((5, 12, 14), np.complex64)), axis=axis, n=4)
 
 
 def test_general_path_cases_have_no_entry():
-    x = _data(64, np.complex128)
+    x = data(64, np.complex128)
     afft.fft(x, n=100)  # zero padding
     assert _entry("fft", x, n=100) is None
-    big = _data((64, 2048), np.complex128)  # threaded work
+    big = data((64, 2048), np.complex128)  # threaded work
     afft.fft(big)
     assert _entry("fft", big) is None
-    prime = _data(1009, np.complex128)  # Bluestein
+    prime = data(1009, np.complex128)  # Bluestein
     afft.fft(prime)
     assert _entry("fft", prime) is None
 
 
 def test_entries_are_not_reused_across_keys():
     """Same shape with other strides, dtype, data or byte order: each call gets its own answer."""
-    base = _data((8, 64), np.complex128)
+    base = data((8, 64), np.complex128)
     views = [base[:, :32], base[:, ::2], base[:, 32:], base[:, 1:33], base[:, :32].copy(),
              base[:, :32].astype(np.complex64), base[:, :32].astype(">c16")]
     assert len({v.shape for v in views}) == 1
@@ -198,17 +182,17 @@ def test_entries_are_not_reused_across_keys():
         for v in views:
             for name in ("fft", "ifft"):
                 got, want = getattr(afft, name)(v), getattr(np.fft, name)(v)
-                _close(got, want)
-    r = _data(64, np.float64)
+                close(got, want)
+    r = data(64, np.float64)
     for _ in range(2):  # one length, two data pointers (the second not 16-byte aligned as complex)
         for x in (r[:32], r[1:33], r[:32].astype(np.float32)):
-            _close(afft.rfft(x), np.fft.rfft(x))
+            close(afft.rfft(x), np.fft.rfft(x))
 
 
 def test_argument_values_that_equal_valid_ones_still_fail():
     """A float n or axis equals an int key but numpy rejects it; bad norms and n fail the same way
     after a valid call prepared an entry."""
-    x = _data(16, np.complex128)
+    x = data(16, np.complex128)
     afft.fft(x, n=16, axis=0)
     for kw in ({"n": 16.0}, {"axis": 0.0}, {"n": 0}, {"norm": "bad"}, {"axis": 1}):
         with pytest.raises(Exception) as want:
@@ -225,14 +209,14 @@ def test_argument_values_that_equal_valid_ones_still_fail():
 
 
 def test_threads_get_their_own_entries():
-    x = _data((4, 256), np.complex128)
+    x = data((4, 256), np.complex128)
     want = np.fft.fft(x)
     errors = []
 
     def work():
         try:
             for _ in range(200):
-                _close(afft.fft(x), want)
+                close(afft.fft(x), want)
         except AssertionError as e:  # pragma: no cover - reported below
             errors.append(e)
 
@@ -245,7 +229,7 @@ def test_threads_get_their_own_entries():
 
 
 def test_plan_cache_clear_drops_entries_and_stats_count_reuse():
-    x = _data(128, np.complex128)
+    x = data(128, np.complex128)
     afft.fft(x)
     assert _entry("fft", x) is not None
     hits = afft.plan_cache.stats().hits
@@ -253,7 +237,7 @@ def test_plan_cache_clear_drops_entries_and_stats_count_reuse():
     assert afft.plan_cache.stats().hits == hits + 1
     afft.plan_cache.clear()
     assert _entry("fft", x) is None
-    _close(afft.fft(x), np.fft.fft(x))
+    close(afft.fft(x), np.fft.fft(x))
 
 
 def test_tracing_records_one_call_of_the_public_function():
@@ -265,17 +249,17 @@ def test_tracing_records_one_call_of_the_public_function():
     assert afft.fft in targets and afft.rfft2 in targets
     node = next(n for n in gm.graph.nodes if n.target is afft.fft)
     assert node.kwargs == {"n": 8, "norm": "ortho"}
-    x = _data((4, 8), np.complex128)
-    _close(gm(x), f(x))
+    x = data((4, 8), np.complex128)
+    close(gm(x), f(x))
 
 
 def test_broadcast_inputs():
     """Zero strides (np.broadcast_to): the kernel reads one row or element many times."""
-    row = _data(32, np.complex128)
+    row = data(32, np.complex128)
     _check("fft", np.broadcast_to(row, (4, 32)))
     _check("fft", np.broadcast_to(row[:, None], (32, 6)), axis=0)
     _check("fft", np.broadcast_to(np.complex64(1 + 2j), (16,)))
-    _check("rfft", np.broadcast_to(_data(16, np.float64), (3, 16)))
+    _check("rfft", np.broadcast_to(data(16, np.float64), (3, 16)))
 
 
 def test_without_thunks_every_call_takes_the_general_path(monkeypatch):
@@ -285,7 +269,7 @@ def test_without_thunks_every_call_takes_the_general_path(monkeypatch):
     afft.plan_cache.clear()
     for precision in ("f32", "f64"):
         monkeypatch.setattr(kernels(precision), "thunks", None)
-    x = _data((4, 64), np.complex128)
+    x = data((4, 64), np.complex128)
     _check("fft", x)
     _check("rfft", x.real.copy())
     assert _entry("fft", x) is None
@@ -295,11 +279,11 @@ def test_without_thunks_every_call_takes_the_general_path(monkeypatch):
 def test_irfftn_work_buffer_is_reused_safely():
     """irfft2/irfftn run their complex passes in a work buffer the entry keeps: calls with the same
     key and other data, and round trips, must not see each other's values."""
-    xs = [_data((12, 16), np.float64) for _ in range(3)]
+    xs = [data((12, 16), np.float64) for _ in range(3)]
     specs = [np.fft.rfft2(x) for x in xs]
     for _ in range(2):
         for x, spec in zip(xs, specs):
-            _close(afft.irfft2(spec), np.fft.irfft2(spec))
-            _close(afft.irfft2(afft.rfft2(x)), x)
-            _close(afft.irfftn(spec[::-1]), np.fft.irfftn(spec[::-1]))
+            close(afft.irfft2(spec), np.fft.irfft2(spec))
+            close(afft.irfft2(afft.rfft2(x)), x)
+            close(afft.irfftn(spec[::-1]), np.fft.irfftn(spec[::-1]))
     assert _entry("irfft2", specs[0]) is not None
