@@ -32,6 +32,7 @@ scipy_fft = optional("scipy.fft")
 pyfftw = optional("pyfftw")
 
 C2C_SIZES = [1024, 4096, 65536, 1 << 20, 1000, 1536, 10007, 27648]
+LONG_SIZES = [65536, 1 << 20]  # the single transforms of the 2-thread table (their passes are shared)
 # (case label, shape, aot/numpy function name, axes or None, pyfftw builder name, real input, flop factor)
 MULTI = [
     ("batched fft (1024,1024) axis -1", (1024, 1024), "fft", None, "fft", False, 5.0),
@@ -262,18 +263,24 @@ def main(argv=None) -> None:
             rows.append(_row(f"fft n={n}", "fft", x, 5.0, 1, min_time, plans))
         print_table(f"1-D c2c, {np.dtype(dtype).name}, one thread", rows, results=res, notes={"aot threads": 1})
     rows = []
+    for dtype in (np.complex128, np.complex64):
+        for n in LONG_SIZES:
+            x = _data(n, dtype)
+            _check("fft", x)
+            rows.append(_row(f"fft n={n}", "fft", x, 5.0, 2, min_time, plans))
     for label, shape, name, _, _, real, factor in MULTI:
         x = _data(shape, np.float64 if real else np.complex128, real)
         _check(name, x)
         rows.append(_row(label, name, x, factor, 2, min_time, plans))
-    print_table("batched, 2-D, 3-D and real transforms, complex128/float64, aot with 2 threads", rows,
-                results=res, notes={"aot threads": 2})
+    print_table("long 1-D, batched, 2-D, 3-D and real transforms on two threads: aot 2, numpy 1, scipy and "
+                "pyfftw as named", rows, results=res, notes={"aot threads": 2})
     print("\n## costs outside the timed loops")
     costs = first_call_costs() + plan_costs() + [(f"pyfftw FFTW_MEASURE planning, {lb}", t) for lb, t in plans]
     for label, t in costs:
         print(f"- {label}: {fmt_time(t)}")
     res.notes["costs outside the timed loops (seconds)"] = dict(costs)
-    res.threads["aot"] = "1 (1-D c2c tables), 2 (batched table)"
+    res.threads["aot"] = "1 (1-D c2c tables), 2 (two-thread table)"
+    res.threads["numpy"] = "1"
     if scipy_fft is not None:
         res.threads["scipy"] = "workers in the column name"
     if pyfftw is not None:

@@ -222,36 +222,12 @@ def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool
             call(c)
 
 
-def _ranges(total: int, parts: int, align: int) -> list[tuple[int, int]]:
-    """[lo, hi) pieces of range(total), boundaries multiples of align."""
-    step = -(-total // parts)
-    step = -(-step // align) * align
-    return [(lo, min(lo + step, total)) for lo in range(0, total, step)]
-
-
 def _threaded_single(plan: DirectPlan, k, sp, dp, forward: bool, scale: float) -> None:
-    """One long transform, each pass shared by the threads (over k, or over i when l1 == 1);
-    the pool's map is the barrier between passes. The last pass writes dp."""
-    n, vl, threads = plan.n, k.vlen, num_threads()
-    buf = _scratch(4 * n, k)
-    bufs = (buf, buf + 2 * n)
+    """One long transform, each pass shared by the threads of the kernels' native pool
+    (codegen/fft/threads.py: a pass split over k, or over i when l1 == 1; the pool's join is the
+    barrier between passes). The last pass writes dp."""
     hdr, tw = plan.pointers(k, forward)
-    flags = FLAG_FORWARD if forward else 0
-    rows = plan.header[2:].reshape(-1, 5)
-    cur = sp
-    for f, (_, l1, ido, _, _) in enumerate(rows.tolist()):
-        out = dp if f == len(rows) - 1 else bufs[f % 2]
-        if l1 > 1:
-            parts = _ranges(l1, threads, vl if ido == 1 else 1)
-        else:
-            parts = _ranges(ido, threads, vl if ido % vl == 0 else 1)
-        run = functools.partial(_run_pass, k.pass_range, hdr, tw, f, cur, out, flags)
-        list(_pool().map(run, parts))
-        cur = out
-
-
-def _run_pass(fn, hdr, tw, f, src, dst, flags, part) -> None:
-    fn(hdr, tw, f, src, dst, part[0], part[1], flags)
+    k.shared(hdr, tw, sp, dp, _scratch(4 * plan.n, k), FLAG_FORWARD if forward else 0, num_threads())
 
 
 def _split(howmany: int, vlen: int, parts: int) -> list[tuple[int, int]]:

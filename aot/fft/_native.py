@@ -36,6 +36,7 @@ from codegen.fft.names import (
     pass_keys,
     plan_names,
     r2c_name,
+    shared_name,
     vlen_symbol,
 )
 from codegen.fft.plan import CODELET_RADICES
@@ -52,6 +53,7 @@ _C2C_SIG = ("void(*)(const int64_t *, const {T} *, const {T} *, {T} *, int64_t, 
 _PASS_SIG = "void(*)(const int64_t *, const {T} *, int64_t, const {T} *, {T} *, int64_t, int64_t, int32_t)"
 _R2C_SIG = "void(*)({T} *, int64_t, int64_t, int64_t, const {T} *, {T})"
 _C2R_SIG = "void(*)(const {T} *, int64_t, {T} *, int64_t, int64_t, int64_t, const {T} *)"
+_SHARED_SIG = "void(*)(const int64_t *, const {T} *, const {T} *, {T} *, {T} *, int32_t, int64_t)"
 _THUNK_SIG = "void(*)(const int64_t *, intptr_t, intptr_t)"  # (block, id(src), id(dst))
 _THUNK_KINDS = ("c2c", "r2c", "c2r")  # ir.abi_slots.FFT_THUNK_KINDS (codegen/trampolines.py)
 _lock = threading.RLock()
@@ -331,6 +333,24 @@ class Kernels:
             except KeyError:
                 continue
         raise KeyError(f"fft kernels {self.precision}: no loaded group exports {symbol!r}")
+
+    @functools.cached_property
+    def shared(self):
+        """aot_fft_shared_{p} (codegen/fft/threads.py): one long transform's passes on the group's
+        pool of threads, loaded on first use; signature _SHARED_SIG."""
+        return self._fn(_SHARED_SIG, ("threads",), shared_name(self.precision))
+
+    @functools.cached_property
+    def r2c_post_shared(self):
+        """The r2c pass of one row shared by the pool's threads (x, h, w, scale, nthreads)."""
+        return self._fn("void(*)({T} *, int64_t, const {T} *, {T}, int64_t)", ("threads",),
+                        f"aot_fft_r2c_post_shared_{self.precision}")
+
+    @functools.cached_property
+    def c2r_pre_shared(self):
+        """The c2r pass of one row shared by the pool's threads (x, z, h, w, nthreads)."""
+        return self._fn("void(*)(const {T} *, {T} *, int64_t, const {T} *, int64_t)", ("threads",),
+                        f"aot_fft_c2r_pre_shared_{self.precision}")
 
     @functools.cached_property
     def _planner(self) -> dict[str, int]:

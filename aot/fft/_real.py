@@ -5,7 +5,8 @@ r2c, n = 2h: z_j = x_2j + i x_2j+1, Z = DFT_h(z), then X_k = (Z_k + conj Z_{h-k}
 c2r, n = 2h: Z'_k = (X_k + conj X_{h-k}) + i conj(w^k) (X_k - conj X_{h-k}), z = IDFT_h(Z'),
              x_2j = Re z_j, x_2j+1 = Im z_j (the imaginary parts of X_0 and X_h are ignored, as in
              numpy). Odd lengths use the full complex transform.
-The pre/post passes are generated kernels (codegen/fft/real.py).
+The pre/post passes are generated kernels (codegen/fft/real.py); one long row's pass is shared by
+the threads of the kernels' pool (codegen/fft/threads.py), several rows are split by rows.
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import numpy as np
 from codegen.fft.plan import unit_roots
 
 from ._exec import _PARALLEL_MIN_WORK, _moveaxis, _pool, _precision, _ptr, c2c, kernels, num_threads
+
+_SHARED_MIN_H = 1 << 15  # one row's real pass from this half length runs on the kernels' pool
 
 
 @functools.lru_cache(maxsize=32)
@@ -72,7 +75,11 @@ def r2c(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
     k = kernels(_precision(cdt))
     w = _ptr(_roots(n, cdt.char), k)
     base = _ptr(tgt, k)
-    _rows(lambda r0, cnt: k.r2c_post(base + 2 * r0 * (h + 1), h, cnt, h + 1, w, scale), tgt.size // (h + 1), tgt.size)
+    rows = tgt.size // (h + 1)
+    if rows == 1 and h >= _SHARED_MIN_H and num_threads() > 1:
+        k.r2c_post_shared(base, h, w, scale, num_threads())
+    else:
+        _rows(lambda r0, cnt: k.r2c_post(base + 2 * r0 * (h + 1), h, cnt, h + 1, w, scale), rows, tgt.size)
     if not last:
         np.copyto(rv, tgt)
     return res
@@ -102,8 +109,12 @@ def c2r(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
     z = out.view(cdt)
     k = kernels(_precision(cdt))
     w, xp, zp = _ptr(_roots(n, cdt.char), k), _ptr(x, k), _ptr(z, k)
-    _rows(lambda r0, cnt: k.c2r_pre(xp + 2 * r0 * (h + 1), h + 1, zp + 2 * r0 * h, h, h, cnt, w),
-          x.size // (h + 1), x.size)
+    rows = x.size // (h + 1)
+    if rows == 1 and h >= _SHARED_MIN_H and num_threads() > 1:
+        k.c2r_pre_shared(xp, zp, h, w, num_threads())
+    else:
+        _rows(lambda r0, cnt: k.c2r_pre(xp + 2 * r0 * (h + 1), h + 1, zp + 2 * r0 * h, h, h, cnt, w),
+              rows, x.size)
     c2c(z, z, -1, False, scale)
     if last:
         return out

@@ -24,6 +24,10 @@ def pass_entry_name(precision: str) -> str:
     return f"aot_fft_pass_{precision}"
 
 
+def shared_name(precision: str) -> str:
+    return f"aot_fft_shared_{precision}"
+
+
 def r2c_name(precision: str) -> str:
     return f"aot_fft_r2c_post_{precision}"
 
@@ -77,6 +81,8 @@ def imports_of(group: tuple, precision: str, vlen: int) -> list[tuple[str, tuple
         return [(pass_name(r, fw, s, d), group_of(r, fw)) for fw in (True, False) for r, s, d in pass_keys(fw, vlen)]
     if group == ("planner",):
         return [(entry_name(precision), ("core",))]
+    if group == ("threads",):
+        return [(pass_entry_name(precision), ("core",))]
     return []
 
 

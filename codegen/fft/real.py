@@ -11,7 +11,8 @@ With n = 2h, w = exp(-2 pi i/n) and the table `w[k] = w^k` (k < h, numpy complex
         imaginary parts of X_0 and X_h; then z = IDFT_h(z) gives x_2j = Re z_j, x_2j+1 = Im z_j.
 
 Pairs (k, h-k) are processed together, VLEN of them at a time (the upper half read reversed),
-so the r2c pass can work in place.
+so the r2c pass can work in place. `emit_*_part` emit one row's pass over a range of pairs, which
+threads.py splits over a pool for one long row.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from .codelets import CArith
 from .layouts import I32, I64, PTR, Scalar, Wide, for_range, i64
 from .names import c2r_name, r2c_name
 
-__all__ = ["c2r_name", "emit_c2r_pre", "emit_r2c_post", "r2c_name"]
+__all__ = ["c2r_name", "emit_c2r_pre", "emit_c2r_pre_part", "emit_r2c_post", "emit_r2c_post_part", "r2c_name"]
 
 
 class _Pairs:
@@ -68,39 +69,72 @@ def emit_r2c_post(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> L.Fun
     k_slot = b.alloca(I64, name="k")
     with for_range(b, 0, howmany, name="row") as r:
         row = b.gep(x, [b.shl(b.mul(r, dist), i64(1))], source_etype=ft)
-        for lay, step in ((Wide(ft, vlen), vlen), (Scalar(ft), 1)):
-            ca = CArith(b, lay.ty)
-            pairs = _Pairs(b, ft, vlen) if step > 1 else None
-            sc = lay.splat(b, scale)
-            if step == 1:
-                z0 = lay.load(b, row, i64(0))
-                lay.store(b, row, i64(0), (b.fmul(b.fadd(z0[0], z0[1]), sc), L.Constant(ft, 0.0)))
-                lay.store(b, row, h, (b.fmul(b.fsub(z0[0], z0[1]), sc), L.Constant(ft, 0.0)))
-            else:
-                b.store(i64(1), k_slot)
-            k0 = b.load(k_slot, typ=I64)
-            # vector blocks while [k, k+VLEN) and [h-k-VLEN+1, h-k] do not meet; scalar: k <= h-k
-            if step > 1:  # 2k < h - 2 VLEN + 2
-                stop = b.sdiv(b.add(h, i64(3 - 2 * step)), i64(2))
-            else:  # k <= h - k
-                stop = b.add(b.sdiv(h, i64(2)), i64(1))
-            with for_range(b, k0, stop, step, name=f"k{step}") as k:
-                hk = b.sub(h, k)
-                a = lay.load(b, row, k)
-                hi = pairs.load_rev(row, hk) if step > 1 else lay.load(b, row, hk)
-                w = lay.load(b, wt, k)
-                lo_new = _post(ca, a, _conj(ca, hi), w)
-                hi_new = _post_mirror(ca, hi, _conj(ca, a), w)
-                lo_new = (b.fmul(lo_new[0], sc), b.fmul(lo_new[1], sc))
-                hi_new = (b.fmul(hi_new[0], sc), b.fmul(hi_new[1], sc))
-                lay.store(b, row, k, lo_new)
-                if step > 1:
-                    pairs.store_rev(row, hk, hi_new)
-                else:
-                    lay.store(b, row, hk, hi_new)
-                b.store(b.add(k, i64(step)), k_slot)
+        _r2c_ends(b, ft, row, h, scale)
+        _r2c_pairs(b, ft, vlen, row, h, wt, scale, k_slot, i64(1), b.add(b.sdiv(h, i64(2)), i64(1)))
     b.ret_void()
     return fn
+
+
+def emit_r2c_post_part(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> L.Function:
+    """void part(T *x, int64_t h, int64_t lo, int64_t hi, const T *w, T scale): the r2c pass of
+    one row for the pairs k = u + 1, u in [lo, hi) (u < h/2), and X_0, X_h when lo == 0. Split at
+    multiples of VLEN, the parts compute every pair with the code the whole row uses."""
+    fn, b, k_slot = _part(mod, f"aot_fft_r2c_post_part_{precision}", [PTR, I64, I64, I64, PTR, ft])
+    row, h, lo, hi, wt, scale = fn.args
+    with b.if_then(b.icmp_signed("==", lo, i64(0))):
+        _r2c_ends(b, ft, row, h, scale)
+    _r2c_pairs(b, ft, vlen, row, h, wt, scale, k_slot, b.add(lo, i64(1)), b.add(hi, i64(1)))
+    b.ret_void()
+    return fn
+
+
+def _part(mod: L.Module, name: str, params: list):
+    """(function, builder, k slot) of an internal part function `name` taking `params`."""
+    fn = L.Function(mod, L.FunctionType(L.VoidType(), params), name=name)
+    fn.linkage = "internal"
+    b = L.IRBuilder(fn.append_basic_block("entry"))
+    return fn, b, b.alloca(I64, name="k")
+
+
+def _r2c_ends(b, ft, row, h, scale) -> None:
+    """X_0 = Re Z_0 + Im Z_0 and X_h = Re Z_0 - Im Z_0 (times scale)."""
+    lay = Scalar(ft)
+    z0 = lay.load(b, row, i64(0))
+    lay.store(b, row, i64(0), (b.fmul(b.fadd(z0[0], z0[1]), scale), L.Constant(ft, 0.0)))
+    lay.store(b, row, h, (b.fmul(b.fsub(z0[0], z0[1]), scale), L.Constant(ft, 0.0)))
+
+
+def _r2c_pairs(b, ft, vlen: int, row, h, wt, scale, k_slot, start, end) -> None:
+    """The pairs (k, h-k) for k in [start, end) (end <= h/2 + 1), in place: VLEN of them at a
+    time while [k, k+VLEN) and [h-k-VLEN+1, h-k] do not meet and k + VLEN <= end, then one at a
+    time. A range starting at 1 + m VLEN runs each pair on the code the range [1, h/2 + 1) does."""
+    b.store(start, k_slot)
+    for lay, step in ((Wide(ft, vlen), vlen), (Scalar(ft), 1)):
+        ca = CArith(b, lay.ty)
+        pairs = _Pairs(b, ft, vlen) if step > 1 else None
+        sc = lay.splat(b, scale)
+        k0 = b.load(k_slot, typ=I64)
+        if step > 1:  # 2k < h - 2 VLEN + 2, and the block inside the range
+            meet = b.sdiv(b.add(h, i64(3 - 2 * step)), i64(2))
+            room = b.sub(end, i64(step - 1))
+            stop = b.select(b.icmp_signed("<", meet, room), meet, room)
+        else:
+            stop = end
+        with for_range(b, k0, stop, step, name=f"k{step}") as k:
+            hk = b.sub(h, k)
+            a = lay.load(b, row, k)
+            hi = pairs.load_rev(row, hk) if step > 1 else lay.load(b, row, hk)
+            w = lay.load(b, wt, k)
+            lo_new = _post(ca, a, _conj(ca, hi), w)
+            hi_new = _post_mirror(ca, hi, _conj(ca, a), w)
+            lo_new = (b.fmul(lo_new[0], sc), b.fmul(lo_new[1], sc))
+            hi_new = (b.fmul(hi_new[0], sc), b.fmul(hi_new[1], sc))
+            lay.store(b, row, k, lo_new)
+            if step > 1:
+                pairs.store_rev(row, hk, hi_new)
+            else:
+                lay.store(b, row, hk, hi_new)
+            b.store(b.add(k, i64(step)), k_slot)
 
 
 def emit_c2r_pre(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> L.Function:
@@ -109,24 +143,46 @@ def emit_c2r_pre(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> L.Func
     x, xdist, z, zdist, h, howmany, wt = fn.args
     b = L.IRBuilder(fn.append_basic_block("entry"))
     k_slot = b.alloca(I64, name="k")
-    s = Scalar(ft)
     with for_range(b, 0, howmany, name="row") as r:
         xr = b.gep(x, [b.shl(b.mul(r, xdist), i64(1))], source_etype=ft)
         zr = b.gep(z, [b.shl(b.mul(r, zdist), i64(1))], source_etype=ft)
-        x0 = s.load(b, xr, i64(0))[0]
-        xh = s.load(b, xr, h)[0]
-        s.store(b, zr, i64(0), (b.fadd(x0, xh), b.fsub(x0, xh)))
-        b.store(i64(1), k_slot)
-        for lay, step in ((Wide(ft, vlen), vlen), (s, 1)):
-            ca = CArith(b, lay.ty)
-            pairs = _Pairs(b, ft, vlen) if step > 1 else None
-            stop = b.sub(h, i64(step - 1))
-            with for_range(b, b.load(k_slot, typ=I64), stop, step, name=f"k{step}") as k:
-                a = lay.load(b, xr, k)
-                hi = pairs.load_rev(xr, b.sub(h, k)) if step > 1 else lay.load(b, xr, b.sub(h, k))
-                hc = _conj(ca, hi)
-                d = ca.mul_i(ca.mul(ca.sub(a, hc), lay.load(b, wt, k), conj=True), 1)
-                lay.store(b, zr, k, ca.add(ca.add(a, hc), d))
-                b.store(b.add(k, i64(step)), k_slot)
+        _c2r_first(b, ft, xr, zr, h)
+        _c2r_values(b, ft, vlen, xr, zr, h, wt, k_slot, i64(1), h)
     b.ret_void()
     return fn
+
+
+def emit_c2r_pre_part(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> L.Function:
+    """void part(const T *x, T *z, int64_t h, int64_t lo, int64_t hi, const T *w): the c2r pass of
+    one row for k = u + 1, u in [lo, hi) (u < h - 1), and z_0 when lo == 0 (split as r2c's part)."""
+    fn, b, k_slot = _part(mod, f"aot_fft_c2r_pre_part_{precision}", [PTR, PTR, I64, I64, I64, PTR])
+    xr, zr, h, lo, hi, wt = fn.args
+    with b.if_then(b.icmp_signed("==", lo, i64(0))):
+        _c2r_first(b, ft, xr, zr, h)
+    _c2r_values(b, ft, vlen, xr, zr, h, wt, k_slot, b.add(lo, i64(1)), b.add(hi, i64(1)))
+    b.ret_void()
+    return fn
+
+
+def _c2r_first(b, ft, xr, zr, h) -> None:
+    s = Scalar(ft)
+    x0 = s.load(b, xr, i64(0))[0]
+    xh = s.load(b, xr, h)[0]
+    s.store(b, zr, i64(0), (b.fadd(x0, xh), b.fsub(x0, xh)))
+
+
+def _c2r_values(b, ft, vlen: int, xr, zr, h, wt, k_slot, start, end) -> None:
+    """z_k for k in [start, end) (end <= h): VLEN at a time while k + VLEN <= end, then one at a
+    time."""
+    b.store(start, k_slot)
+    for lay, step in ((Wide(ft, vlen), vlen), (Scalar(ft), 1)):
+        ca = CArith(b, lay.ty)
+        pairs = _Pairs(b, ft, vlen) if step > 1 else None
+        stop = b.sub(end, i64(step - 1))
+        with for_range(b, b.load(k_slot, typ=I64), stop, step, name=f"k{step}") as k:
+            a = lay.load(b, xr, k)
+            hi = pairs.load_rev(xr, b.sub(h, k)) if step > 1 else lay.load(b, xr, b.sub(h, k))
+            hc = _conj(ca, hi)
+            d = ca.mul_i(ca.mul(ca.sub(a, hc), lay.load(b, wt, k), conj=True), 1)
+            lay.store(b, zr, k, ca.add(ca.add(a, hc), d))
+            b.store(b.add(k, i64(step)), k_slot)

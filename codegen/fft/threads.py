@@ -1,0 +1,143 @@
+"""One long transform's passes, and the real pass of one long row, shared by the threads of a pool
+(group ("threads",)):
+
+    void aot_fft_shared_{p}(const int64_t *plan, const T *tw, const T *src, T *dst, T *buf,
+                            int32_t flags, int64_t nthreads)
+
+runs pass f of the plan for every f, each split over `nthreads` with kernels/parallel.py's
+parallel_for (its own pool: the group is a shared library), whose return is the barrier before
+the next pass. A pass runs over k (l1 > 1) or over i, as the pass entry (module.py) allows, in
+chunks of VLEN: its wide passes vectorise from the start of a range, so every element is computed
+by the same code whichever chunk holds it and the result does not depend on nthreads, bit for
+bit. Passes alternate between the two halves of `buf` (4n reals); the first reads src, the last
+writes dst.
+
+    void aot_fft_r2c_post_shared_{p}(T *x, int64_t h, const T *w, T scale, int64_t nthreads)
+    void aot_fft_c2r_pre_shared_{p}(const T *x, T *z, int64_t h, const T *w, int64_t nthreads)
+
+run real.py's pass on one row (of h + 1 complex values: r2c in place, c2r from x into z) split
+over nthreads in parts of VLEN pairs (real.py's *_part functions), again bit for bit the result of
+the whole row's loop.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ..kernels.common import new_kernel
+from ..kernels.parallel import parallel_for
+from ..llvm.loops import alloca
+from .layouts import I32, I64, PTR, for_range, i64
+from .names import shared_name
+from .plan import HEADER_FIELDS
+from .real import emit_c2r_pre_part, emit_r2c_post_part
+
+# module.py's emit_pass_entry: (plan, tw, f, src, dst, lo, hi, flags)
+PASS_ENTRY_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, I64, PTR, PTR, I64, I64, I32])
+_ARGS = ("hdr", "tw", "f", "src", "dst", "flags")  # the chunk kernel's argument block (i64 slots)
+
+
+def emit_shared(mod: L.Module, precision: str, vlen: int, pass_entry: L.Function) -> L.Function:
+    pfor = parallel_for(mod, join_at_unload=True)
+    chunk = _chunk_kernel(mod, precision, pass_entry)
+    real = L.FloatType() if precision == "f32" else L.DoubleType()
+    fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, PTR, I32, I64])
+    fn = L.Function(mod, fnty, name=shared_name(precision))
+    hdr, tw, src, dst, buf, flags, nthreads = fn.args
+    b = L.IRBuilder(fn.append_basic_block("entry"))
+    args = alloca(b, I64, len(_ARGS), name="args")
+
+    def put(name, value):
+        v = b.ptrtoint(value, I64) if value.type == PTR else value
+        b.store(v, b.gep(args, [i64(_ARGS.index(name))], source_etype=I64))
+
+    n = b.load(hdr, typ=I64)
+    nf = b.load(b.gep(hdr, [i64(1)], source_etype=I64), typ=I64)
+    halves = (buf, b.gep(buf, [b.mul(n, i64(2))], source_etype=real))
+    put("hdr", hdr)
+    put("tw", tw)
+    put("flags", b.sext(flags, I64))
+    cur = alloca(b, PTR, name="cur")
+    b.store(src, cur)
+    with for_range(b, 0, nf, name="f", unroll=False) as f:
+        row = b.gep(hdr, [b.add(i64(2), b.mul(f, i64(HEADER_FIELDS)))], source_etype=I64)
+        l1 = b.load(b.gep(row, [i64(1)], source_etype=I64), typ=I64)
+        ido = b.load(b.gep(row, [i64(2)], source_etype=I64), typ=I64)
+        last = b.icmp_signed("==", f, b.sub(nf, i64(1)))
+        even = b.icmp_signed("==", b.and_(f, i64(1)), i64(0))
+        out = b.select(last, dst, b.select(even, halves[0], halves[1]))
+        total = b.select(b.icmp_signed(">", l1, i64(1)), l1, ido)
+        put("f", f)
+        put("src", b.load(cur, typ=PTR))
+        put("dst", out)
+        b.call(pfor, [chunk, args, total, nthreads, i64(vlen)])
+        b.store(out, cur)
+    b.ret_void()
+    return fn
+
+
+def _chunk_kernel(mod: L.Module, precision: str, pass_entry: L.Function) -> L.Function:
+    """kernel(args, lo, hi): pass args.f over [lo, hi)."""
+    fn, b = new_kernel(mod, f"aot_fft_shared_chunk_{precision}")
+    args, lo, hi = fn.args
+
+    def get(name, typ=I64):
+        v = b.load(b.gep(args, [i64(_ARGS.index(name))], source_etype=I64), typ=I64)
+        return b.inttoptr(v, PTR) if typ == PTR else v
+
+    b.call(pass_entry, [get("hdr", PTR), get("tw", PTR), get("f"), get("src", PTR), get("dst", PTR), lo, hi,
+                        b.trunc(get("flags"), I32)])
+    b.ret_void()
+    return fn
+
+
+_REAL_ARGS = ("x", "z", "h", "w", "scale")  # the real chunk kernels' argument block
+
+
+def emit_real_shared(mod: L.Module, precision: str, vlen: int) -> None:
+    ft = L.FloatType() if precision == "f32" else L.DoubleType()
+    pfor = parallel_for(mod, join_at_unload=True)
+    post, pre = emit_r2c_post_part(mod, precision, ft, vlen), emit_c2r_pre_part(mod, precision, ft, vlen)
+
+    def chunk(name, call):
+        fn, b = new_kernel(mod, f"{name}.chunk")
+        args, lo, hi = fn.args
+
+        def get(field, typ=I64):
+            v = b.load(b.gep(args, [i64(_REAL_ARGS.index(field))], source_etype=I64), typ=I64)
+            return b.inttoptr(v, PTR) if typ == PTR else b.bitcast(v, L.DoubleType()) if typ == "f64" else v
+
+        call(b, get, lo, hi)
+        b.ret_void()
+        return fn
+
+    def scale_of(b, get):
+        s = get("scale", "f64")
+        return s if precision == "f64" else b.fptrunc(s, ft)
+
+    post_chunk = chunk("r2c", lambda b, get, lo, hi: b.call(
+        post, [get("x", PTR), get("h"), lo, hi, get("w", PTR), scale_of(b, get)]))
+    pre_chunk = chunk("c2r", lambda b, get, lo, hi: b.call(
+        pre, [get("x", PTR), get("z", PTR), get("h"), lo, hi, get("w", PTR)]))
+
+    def driver(name, params, kernel, fields, total_of):
+        """The function `name`: its arguments `fields` (in order; the last is nthreads) into the
+        chunk kernel's block, then parallel_for over total_of(h)."""
+        fn = L.Function(mod, L.FunctionType(L.VoidType(), params), name=f"{name}_{precision}")
+        b = L.IRBuilder(fn.append_basic_block("entry"))
+        args = alloca(b, I64, len(_REAL_ARGS), name="args")
+        given = dict(zip(fields, fn.args))
+        for field, v in given.items():
+            if field == "nthreads":
+                continue
+            if v.type == PTR:
+                v = b.ptrtoint(v, I64)
+            elif v.type == ft:
+                v = b.bitcast(v if precision == "f64" else b.fpext(v, L.DoubleType()), I64)
+            b.store(v, b.gep(args, [i64(_REAL_ARGS.index(field))], source_etype=I64))
+        b.call(pfor, [kernel, args, total_of(b, given["h"]), given["nthreads"], i64(vlen)])
+        b.ret_void()
+
+    driver("aot_fft_r2c_post_shared", [PTR, I64, PTR, ft, I64], post_chunk,
+           ("x", "h", "w", "scale", "nthreads"), lambda b, h: b.sdiv(h, i64(2)))
+    driver("aot_fft_c2r_pre_shared", [PTR, PTR, I64, PTR, I64], pre_chunk,
+           ("x", "z", "h", "w", "nthreads"), lambda b, h: b.sub(h, i64(1)))

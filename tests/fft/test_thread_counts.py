@@ -1,0 +1,46 @@
+"""Eager transforms give the same bits for every thread count: long single transforms share their
+passes (codegen/fft/threads.py), batches and the axes of n-D transforms are split in whole lane
+groups, and real passes by rows."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aot.fft as afft
+from aot.fft import _exec
+
+from ._eager import close, data
+
+THREADS = (1, 2, 3, 5)
+CASES = [  # (kind, input shape, dtype, kwargs): each above the one-thread limit of its path
+    ("fft", (1 << 16,), np.complex128, {}), ("fft", (5 ** 7,), np.complex128, {}),
+    ("ifft", (3 << 15,), np.complex64, {"norm": "ortho"}), ("fft", (1 << 17,), np.complex64, {}),
+    ("fft", (300, 1024), np.complex128, {}), ("fft", (1000, 96), np.complex64, {"axis": 0}),
+    ("fft2", (256, 300), np.complex128, {}), ("ifftn", (40, 48, 36), np.complex64, {}),
+    ("rfft", (1 << 17,), np.float64, {}), ("rfft", (100, 2048), np.float32, {}),
+    ("irfft", ((1 << 16) + 1,), np.complex128, {}), ("irfft", (64, 1025), np.complex64, {}),
+    ("rfft2", (512, 256), np.float64, {}), ("irfftn", (32, 64, 33), np.complex128, {}),
+    ("rfft", (3 * (1 << 15) + 2,), np.float32, {}),  # an odd half length
+    ("irfft", (3 * (1 << 14) + 2,), np.complex64, {}),
+]
+
+
+@pytest.fixture
+def threads():
+    old = _exec.num_threads()
+    yield _exec.set_num_threads
+    _exec.set_num_threads(old)
+
+
+@pytest.mark.parametrize("kind, shape, dtype, kw", CASES,
+                         ids=lambda v: "" if isinstance(v, dict) else str(v))
+def test_results_do_not_depend_on_the_thread_count(threads, kind, shape, dtype, kw):
+    x = data(shape, dtype)
+    results = []
+    for t in THREADS:
+        threads(t)
+        results.append(getattr(afft, kind)(x, **kw))
+    close(results[0], getattr(np.fft, kind)(x, **kw))
+    for t, r in zip(THREADS[1:], results[1:]):
+        assert r.dtype == results[0].dtype and r.shape == results[0].shape
+        assert np.array_equal(r, results[0]), f"{t} threads differ from one"
