@@ -43,7 +43,9 @@ class _PlanCache(PlanCache):
 
 PLANS = _PlanCache()
 _PARALLEL_MIN_WORK = 1 << 16  # complex elements; below this one thread is faster
-_THREADED_MIN_N = 1 << 16  # single transforms from this length share their passes among threads
+# single transforms from this length share their passes among threads (shorter ones spend more in
+# the per-pass barrier than they gain: 2^16 points took longer on two threads than on one)
+_THREADED_MIN_N = 1 << 17
 _LANES_MAX_N = 32  # rows up to this length run across lanes even when they are not neighbours
 _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers would leave the caches)
 _SCRATCH_KEEP_BYTES = 64 << 20

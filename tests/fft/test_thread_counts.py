@@ -13,12 +13,12 @@ from ._eager import close, data
 
 THREADS = (1, 2, 3, 5)
 CASES = [  # (kind, input shape, dtype, kwargs): each above the one-thread limit of its path
-    ("fft", (1 << 16,), np.complex128, {}), ("fft", (5 ** 7,), np.complex128, {}),
-    ("ifft", (3 << 15,), np.complex64, {"norm": "ortho"}), ("fft", (1 << 17,), np.complex64, {}),
+    ("fft", (1 << 17,), np.complex128, {}), ("fft", (5 ** 8,), np.complex128, {}),
+    ("ifft", (3 << 16,), np.complex64, {"norm": "ortho"}), ("fft", (1 << 18,), np.complex64, {}),
     ("fft", (300, 1024), np.complex128, {}), ("fft", (1000, 96), np.complex64, {"axis": 0}),
     ("fft2", (256, 300), np.complex128, {}), ("ifftn", (40, 48, 36), np.complex64, {}),
-    ("rfft", (1 << 17,), np.float64, {}), ("rfft", (100, 2048), np.float32, {}),
-    ("irfft", ((1 << 16) + 1,), np.complex128, {}), ("irfft", (64, 1025), np.complex64, {}),
+    ("rfft", (1 << 18,), np.float64, {}), ("rfft", (100, 2048), np.float32, {}),
+    ("irfft", ((1 << 17) + 1,), np.complex128, {}), ("irfft", (64, 1025), np.complex64, {}),
     ("rfft2", (512, 256), np.float64, {}), ("irfftn", (32, 64, 33), np.complex128, {}),
     ("rfft", (3 * (1 << 15) + 2,), np.float32, {}),  # an odd half length
     ("irfft", (3 * (1 << 14) + 2,), np.complex64, {}),

@@ -268,7 +268,7 @@ def test_every_size_up_to_200(dtype):
         _check(afft.irfft(x, n=n), np.fft.irfft(x, n=n))
 
 
-@pytest.mark.parametrize("n", [1 << 16, 3 << 15, 5 ** 7])
+@pytest.mark.parametrize("n", [1 << 17, 3 << 16, 5 ** 8])
 def test_long_single_transform_shared_by_threads(n):
     from aot.fft import _exec
 
