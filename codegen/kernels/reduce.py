@@ -69,10 +69,8 @@ def better(ctx: LowerCtx, kind: str, dt: DType, x, best):
         cmp = f.or_(f.fcmp_ordered(strict, x[0], best[0]), tie)
         x_nan, best_nan = f.fcmp_unordered("uno", x[0], x[1]), f.fcmp_unordered("uno", best[0], best[1])
         return f.and_(f.not_(best_nan), f.or_(x_nan, cmp))
-    if dt.is_float:
-        cmp = f.fcmp_ordered(strict, x, best)
-        first_nan = f.and_(f.fcmp_unordered("uno", x, x), f.fcmp_ordered("ord", best, best))
-        return f.or_(cmp, first_nan)
+    if dt.is_float:  # x > best, or x is the first nan: x unordered-or-greater and best no nan
+        return f.and_(f.fcmp_unordered(strict, x, best), f.fcmp_ordered("ord", best, best))
     if dt.is_bool:
         return f.icmp_unsigned(strict, x, best)
     return f.icmp_signed(strict, x, best)
@@ -434,47 +432,75 @@ def _tree(comb, values: list):
 
 def _vector_arg_row(ctx: LowerCtx, block, kind, yield_dt, inputs, ab, offs, run, acc, best_idx, counter,
                     entry_b) -> None:
-    """argmax/argmin over one contiguous row: per lane the best value and its flat index (a lane's
-    first element starts it; `better` keeps the earliest of equal values, and the first nan), then
-    the lanes in index order: numpy's first occurrence, the first nan for floats."""
+    """argmax/argmin over one contiguous row: per lane the best value and its flat index, in
+    `ways` independent (value, index) accumulators that take vectors in turn (so their compare and
+    select chains overlap; a lane's first element starts it, `better` keeps the earliest of equal
+    values and the first nan), then the accumulators and the lanes in index order: numpy's first
+    occurrence, the first nan for floats."""
     b, n = ctx.builder, ctx.vlen
     row = _RowInputs(ctx, ab, inputs, offs)
     sctx = row.sctx
     none = i64(2**63 - 1)  # a lane that has not started yet
-    vbest = _Slot(b, entry_b, identity(ctx, kind, yield_dt))
-    vbest.set(identity(ctx, kind, yield_dt))
-    vidx = _Slot(b, entry_b, ctx.splat(none))
-    vidx.set(ctx.splat(none))
+    ways = unroll_ways(block)
     iota = L.Constant(L.VectorType(L.IntType(64), n), list(range(n)))
     start = counter.get()
+    slots = []
+    for _ in range(ways):
+        vbest, vidx = _Slot(b, entry_b, identity(ctx, kind, yield_dt)), _Slot(b, entry_b, ctx.splat(none))
+        vbest.set(identity(ctx, kind, yield_dt))
+        vidx.set(ctx.splat(none))
+        slots.append((vbest, vidx))
 
-    def step(k, mask):
+    def step(slot, k, mask, started: bool):
+        """One vector at row element k into `slot`; `started`: every lane of the slot holds an
+        element already (the loop after the first group), so no lane needs the `none` test."""
+        vbest, vidx = slot
         (x,) = emit_body(ctx, block, row.values(k, mask))
         idx = vidx.get()
-        take = b.or_(better(ctx, kind, yield_dt, x, vbest.get()), b.icmp_signed("==", idx, ctx.splat(none)))
+        take = better(ctx, kind, yield_dt, x, vbest.get())
+        if not started:
+            take = b.or_(take, b.icmp_signed("==", idx, ctx.splat(none)))
         if mask is not None:
             take = b.and_(take, mask)
         vbest.set(b.select(take, x, vbest.get()))
         vidx.set(b.select(take, b.add(ctx.splat(b.add(start, k)), iota), idx))
 
+    group = n * ways
+    unrolled = b.and_(run, i64(-group))
+    with b.if_then(b.icmp_signed(">", unrolled, i64(0))):  # the first group starts every lane
+        for w, slot in enumerate(slots):
+            step(slot, i64(w * n), None, False)
+    with for_range(b, group, unrolled, group, name="av", unroll=False) as k0:
+        for w, slot in enumerate(slots):
+            step(slot, b.add(k0, i64(w * n)), None, True)
     full = b.and_(run, i64(-n))
-    with for_range(b, 0, full, n, name="av", unroll=False) as k:
-        step(k, None)
+    with for_range(b, unrolled, full, n, name="av1", unroll=False) as k:
+        step(slots[0], k, None, False)
     with b.if_then(b.icmp_signed("<", full, run)):
-        step(full, lane_mask(ctx, b.sub(run, full)))
+        step(slots[0], full, lane_mask(ctx, b.sub(run, full)), False)
+    vb, vi = slots[0][0].get(), slots[0][1].get()
+    for xb, xs in slots[1:]:  # lane by lane, the earliest index winning ties
+        vb, vi = _earlier_best(ctx, kind, yield_dt, xb.get(), xs.get(), vb, vi, ctx.splat(none))
     lane = [L.Constant(L.IntType(32), j) for j in range(n)]
-    v, i = b.extract_element(vbest.get(), lane[0]), b.extract_element(vidx.get(), lane[0])
+    v, i = b.extract_element(vb, lane[0]), b.extract_element(vi, lane[0])
     for j in range(1, n):
-        xv, xi = b.extract_element(vbest.get(), lane[j]), b.extract_element(vidx.get(), lane[j])
-        tie = b.and_(_same(sctx, yield_dt, xv, v), b.icmp_signed("<", xi, i))
-        take = b.or_(better(sctx, kind, yield_dt, xv, v), tie)
-        take = b.and_(b.icmp_signed("!=", xi, none), b.or_(take, b.icmp_signed("==", i, none)))
-        v, i = b.select(take, xv, v), b.select(take, xi, i)
+        xv, xi = b.extract_element(vb, lane[j]), b.extract_element(vi, lane[j])
+        v, i = _earlier_best(sctx, kind, yield_dt, xv, xi, v, i, none)
     with b.if_then(b.icmp_signed("!=", i, none)):  # the row after the rows before it: ties keep theirs
         take = better(sctx, kind, yield_dt, v, acc.get())
         acc.set(b.select(take, v, acc.get()))
         best_idx.set(b.select(take, i, best_idx.get()))
     counter.set(b.add(start, run))
+
+
+def _earlier_best(ctx: LowerCtx, kind, dt: DType, xv, xi, v, i, none):
+    """(value, index) of the better of (xv, xi) and (v, i), the smaller index when they are the
+    same value; an index `none` has no value yet (scalars, or vectors lane by lane)."""
+    b = ctx.builder
+    tie = b.and_(_same(ctx, dt, xv, v), b.icmp_signed("<", xi, i))
+    take = b.or_(better(ctx, kind, dt, xv, v), tie)
+    take = b.and_(b.icmp_signed("!=", xi, none), b.or_(take, b.icmp_signed("==", i, none)))
+    return b.select(take, xv, v), b.select(take, xi, i)
 
 
 def _same(ctx: LowerCtx, dt: DType, x, y):
