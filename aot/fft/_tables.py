@@ -159,7 +159,7 @@ def _shared_scratch(values: int, precision: str) -> np.ndarray:
     return buf
 
 
-_MAX_KEYED = 32  # tables of other arguments per kind
+_MAX_KEYED = 32  # tables of other arguments per kind (the oldest is replaced)
 
 
 class Kind:
@@ -176,12 +176,12 @@ class Kind:
         else:
             t = self.keyed.get(args)
             if t is None:
-                if len(self.keyed) >= _MAX_KEYED:
-                    return
                 t = Table(self.kind)
         t.install(a, entry, k)
-        if t.call is not _no_entry and t is not self.default:
-            self.keyed.setdefault(args, t)
+        if t.call is not _no_entry and t is not self.default and args not in self.keyed:
+            if len(self.keyed) >= _MAX_KEYED:  # the oldest goes (a call running on it keeps it alive)
+                self.keyed.pop(next(iter(self.keyed)))
+            self.keyed[args] = t
 
     def tables(self) -> list[Table]:
         return [self.default, *list(self.keyed.values())]
@@ -199,8 +199,8 @@ def kind(name: str) -> Kind:
 
 def clear() -> None:
     for k in KINDS.values():
-        for t in k.tables():
-            t.clear()
+        k.default.clear()
+        k.keyed.clear()  # in place: the public functions hold this dict
 
 
 def hits() -> int:

@@ -111,11 +111,16 @@ def test_a_full_table_replaces_entries_and_stays_right():
 
 
 def test_many_argument_keys_stay_right():
-    x = data(64, np.complex128)
+    x = data(128, np.complex128)  # every n below crops it
     for n in range(2, 2 + 2 * _tables._MAX_KEYED):
         for _ in range(2):
             close(afft.fft(x, n=n), np.fft.fft(x, n=n))
-    assert len(_tables.kind("fft").keyed) == _tables._MAX_KEYED
+    keyed = _tables.kind("fft").keyed
+    assert len(keyed) == _tables._MAX_KEYED and (1 + 2 * _tables._MAX_KEYED, None, None) in keyed  # the newest
+    afft.plan_cache.clear()
+    assert not keyed
+    afft.fft(x, norm="ortho")
+    assert _entries("fft", (None, None, "ortho")) == 1
 
 
 def test_large_calls_are_not_installed():
