@@ -116,7 +116,8 @@ def test_many_argument_keys_stay_right():
         for _ in range(2):
             close(afft.fft(x, n=n), np.fft.fft(x, n=n))
     keyed = _tables.kind("fft").keyed
-    assert len(keyed) == _tables._MAX_KEYED and (1 + 2 * _tables._MAX_KEYED, None, None) in keyed  # the newest
+    newest = (1 + 2 * _tables._MAX_KEYED, None, None)
+    assert len(keyed) == _tables._MAX_KEYED and newest in keyed
     afft.plan_cache.clear()
     assert not keyed
     afft.fft(x, norm="ortho")
