@@ -41,18 +41,27 @@ def _one_d(impl):
     table, keyed = tables.default, tables.keyed
 
     def public(a, n=None, axis=None, norm=None, out=None, *, dim=None):
-        if n is None and axis is None and norm is None and out is None and dim is None:
-            res = table.call(a)  # a prepared call in native code (_tables), or None
-            if res is not None:
-                return res
+        if out is None and dim is None:  # a prepared call in native code (_tables), or None
+            if n is None and axis is None and norm is None:
+                res = table.call(a)
+                if res is not None:
+                    return res
+            elif ((n is None or type(n) is int) and (axis is None or type(axis) is int)
+                    and (norm is None or type(norm) is str)):
+                t = keyed.get((n, axis, norm))
+                if t is not None:
+                    res = t.call(a)
+                    if res is not None:
+                        return res
         ax = axis if dim is None else dim if axis is None else _BOTH  # torch's dim is numpy's axis
         if (type(a) is _ndarray and out is None and (n is None or type(n) is int)
                 and (ax is None or type(ax) is int) and (norm is None or type(norm) is str)):
-            t = keyed.get((n, ax, norm))
-            if t is not None:
-                res = t.call(a)
-                if res is not None:
-                    return res
+            if dim is not None:
+                t = keyed.get((n, ax, norm))
+                if t is not None:
+                    res = t.call(a)
+                    if res is not None:
+                        return res
             cache = local.cache
             e = cache.get((kind, a.shape, a.strides, a.dtype, n, ax, norm))
             if e:
