@@ -38,6 +38,7 @@ from .llvm.cast import convert
 from .llvm.context import LowerCtx
 from .llvm.loops import alloca, elem_ptr, for_range, i64, store_scalar
 from .llvm.types import PTR
+from .split_arg import arg_splittable, split_arg
 from .split_reduce import SPLIT_KINDS, split_reduce, splittable
 
 
@@ -133,7 +134,7 @@ class Reduction:
 
 def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow_split: bool = True) -> None:
     """Emit the kernel of `red` and call it from `ins` into `out` (split over threads when the
-    outputs are few and the work is large: split_reduce.py)."""
+    outputs are few and the work is large: split_reduce.py; a full argmax/argmin: split_arg.py)."""
     shape = tuple(red.shape)
     r = len(shape)
     axes = tuple(sorted({a % r for a in red.axes})) if r else ()
@@ -160,7 +161,8 @@ def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow
             slots.append(out.strides[k if red.keepdims else kept.index(k)])
     total = ectx.numel([dims[k] for k in kept])
     work = ectx.numel(dims)
-    if not (allow_split and splittable(ectx, red.kind, axes)):
+    arg = allow_split and arg_splittable(ectx, red.kind, axes, r, red.block)
+    if not (arg or (allow_split and splittable(ectx, red.kind, axes))):
         ectx.call_kernel(kern, slots, total, 1, work=work)
         return
     b = ectx.builder
@@ -170,19 +172,27 @@ def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow
     long_axis = b.icmp_signed(">=", dims[axes[0]], i64(2 * nt))
     with b.if_else(b.and_(few, b.and_(big, long_axis))) as (then, otherwise):
         with then:
-            part = split_reduce(ectx, spec, slots, [dims[k] for k in kept])
-            view = Desc(  # the output without its reduced dims
-                out.dtype,
-                out.data,
-                [out.shape[k] for k in kept] if red.keepdims else list(out.shape),
-                [out.strides[k] for k in kept] if red.keepdims else list(out.strides),
-                tuple(out.static_shape[k] for k in kept) if red.keepdims else tuple(out.static_shape),
-            )
-            partials = Reduction(part.static_shape, (0,), SPLIT_KINDS[red.kind], red.dtype, False,
-                                 identity_body(red.dtype, red.dtype))
-            run_reduce(ectx, partials, [part], view, allow_split=False)
+            if arg:
+                split_arg(ectx, spec, slots, out)
+            else:
+                _split_partials(ectx, red, spec, slots, [dims[k] for k in kept], kept, out)
         with otherwise:
             ectx.call_kernel(kern, slots, total, 1, work=work)
+
+
+def _split_partials(ectx: EntryCtx, red, spec, slots, kept_dims, kept, out: Desc) -> None:
+    """split_reduce's partials, then their reduction over the chunks into `out`."""
+    part = split_reduce(ectx, spec, slots, kept_dims)
+    view = Desc(  # the output without its reduced dims
+        out.dtype,
+        out.data,
+        [out.shape[k] for k in kept] if red.keepdims else list(out.shape),
+        [out.strides[k] for k in kept] if red.keepdims else list(out.strides),
+        tuple(out.static_shape[k] for k in kept) if red.keepdims else tuple(out.static_shape),
+    )
+    partials = Reduction(part.static_shape, (0,), SPLIT_KINDS[red.kind], red.dtype, False,
+                         identity_body(red.dtype, red.dtype))
+    run_reduce(ectx, partials, [part], view, allow_split=False)
 
 
 @entry_rule("kernel.reduce")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -221,6 +222,10 @@ def compile_guards(spec: GuardSpec, env: dict | None = None) -> GuardSet:
 
 
 _OPS = {ast.Eq: "==", ast.LtE: "<=", ast.Lt: "<", ast.GtE: ">=", ast.Gt: ">"}
+# CPython 3.11 keeps the AST constructor's recursion depth in interpreter-wide state: two threads
+# parsing at once (concurrent compiles did, in the suite) can fail with "SystemError: AST
+# constructor recursion depth mismatch" (CPython gh-106905); parses are short, so ours take turns
+_AST_LOCK = threading.Lock()
 
 
 def size_relations(text: str) -> list[tuple] | None:
@@ -228,7 +233,8 @@ def size_relations(text: str) -> list[tuple] | None:
     ("int", n), op one of == <= < >= >; None when it is not such a comparison (`s % 2 == 0`,
     sums, ...): `L[1].shape[0] == L[0].shape[0]`, `2 <= L[0].shape[0]`, `L[0].shape == (3, 4)`."""
     try:
-        node = ast.parse(text, mode="eval").body
+        with _AST_LOCK:
+            node = ast.parse(text, mode="eval").body
     except SyntaxError:
         return None
     if not isinstance(node, ast.Compare) or len(node.ops) != 1 or type(node.ops[0]) not in _OPS:

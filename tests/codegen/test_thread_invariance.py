@@ -90,6 +90,44 @@ def test_argmax_along_a_strided_axis_first_occurrence_and_nan(fn):
     _same_for_all(_runs(f, x), f(x), 0.0)
 
 
+def _full_arg_cases():
+    """Inputs of a full argmax/argmin that split into chunks (codegen/split_arg.py), with their
+    special values in chunks after the first."""
+    x = RNG.standard_normal(1_000_003)
+    nans = x.copy()
+    nans[700_000] = nans[900_000] = np.nan  # the first nan, in a later chunk
+    ties = np.zeros((129, 5000))  # 129 rows: trailing chunks are empty
+    ties[50, 3] = ties[100, 7] = 1.0  # equal best values in two chunks: the first
+    ties[60, 1] = ties[110, 2] = -1.0
+    return {"normal": x, "nan": nans, "ties": ties, "all -inf": np.full((129, 5000), -np.inf),
+            "strided": RNG.standard_normal((4000, 300))[:, ::2],
+            "int32": RNG.integers(-5, 5, 2_000_000).astype(np.int32)}
+
+
+@pytest.mark.parametrize("case", sorted(_full_arg_cases()))
+@pytest.mark.parametrize("fn", [np.argmax, np.argmin])
+def test_full_argmax_split_into_chunks_is_numpys_first_occurrence(fn, case):
+    x = _full_arg_cases()[case]
+    def f(v):
+        return fn(v)
+
+    _same_for_all(_runs(f, x), f(x), 0.0)
+    def fused(v):
+        return fn(v * 2.0 - 1.0)  # the combine evaluates the body at each chunk's index
+
+    _same_for_all(_runs(fused, x), fused(x), 0.0)
+
+
+def test_full_argmax_runs_in_chunks():
+    import codegen
+    from codegen.options import CodegenOptions
+    from codegen.targets import host_target
+
+    module = aot.export(lambda v: np.argmax(v), (np.zeros(1 << 20),)).ir_module()
+    text = str(codegen.lower_module(module, host_target(), CodegenOptions(num_threads=2)))
+    assert "argcomb" in text and "redpart" in text
+
+
 def test_means_and_variances_same_for_every_thread_count():
     x = _data(np.float64, (4, 200_003))
     def f(v):
