@@ -1,12 +1,13 @@
-"""Eager calls with default arguments in native code: a table of prepared calls per public
-transform, searched by a builtin (codegen/trampolines.py's aot_fft_call_{precision}; its layout is
-ir.abi_slots.FFT_CALL_*).
+"""Repeated eager calls in native code: per public transform and set of arguments (n, axis, norm),
+a table of prepared calls searched by a builtin (codegen/trampolines.py's aot_fft_call_{precision};
+its layout is ir.abi_slots.FFT_CALL_*).
 
-`fft(a)` with every other argument left out first calls its table's builtin with `a`: when `a`
-is an aligned ndarray whose descr, rank, dims and strides equal an entry's, the builtin makes the
-output with numpy's PyArray_New and runs the entry's thunk calls, so the call runs no Python past
-the public function's argument test. Anything else returns None and takes _fast's path, whose
-first call of a key also installs small entries here.
+`fft(a)` first calls the builtin of its arguments' table with `a` (the default arguments' table
+directly, others through a dict): when `a` is an aligned ndarray whose descr, rank, dims and
+strides equal an entry's, the builtin makes the output with numpy's PyArray_New (widening real
+input when the transform is complex) and runs the entry's thunk calls, so the call runs no Python
+past the public function's argument tests. Anything else returns None and takes _fast's path,
+whose first call of a key also installs small entries here.
 
 The builtin holds the GIL while the kernels run, so every table's entries share one scratch
 buffer per precision; only small work is installed (at most `_MAX_ELEMENTS` complex elements),
