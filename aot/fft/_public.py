@@ -38,14 +38,16 @@ def _one_d(impl):
     of _fast.call inlined (a call costs ~0.1 us; the whole Python side of a hit is ~1 us)."""
     kind = impl.__name__
     tables = _tables.kind(kind)
-    table, keyed = tables.default, tables.keyed
+    table, keyed, by_norm = tables.default, tables.keyed, tables.by_norm
 
     def public(a, n=None, axis=None, norm=None, out=None, *, dim=None):
         if out is None and dim is None:  # a prepared call in native code (_tables), or None
-            if n is None and axis is None and norm is None:
-                res = table.call(a)
-                if res is not None:
-                    return res
+            if n is None and axis is None:
+                t = table if norm is None else by_norm.get(norm) if type(norm) is str else None
+                if t is not None:
+                    res = t.call(a)
+                    if res is not None:
+                        return res
             elif ((n is None or type(n) is int) and (axis is None or type(axis) is int)
                     and (norm is None or type(norm) is str)):
                 t = keyed.get((n, axis, norm))
@@ -91,7 +93,7 @@ def _n_d(impl, default_axes):
     extra call of _fast.call matters less)."""
     kind = impl.__name__
     tables = _tables.kind(kind)
-    table, keyed = tables.default, tables.keyed
+    table, by_norm = tables.default, tables.by_norm
 
     def public(a, s=None, axes=default_axes, norm=None, out=None, *, dim=None):
         if s is None and axes is default_axes and norm is None and out is None and dim is None:
@@ -99,7 +101,7 @@ def _n_d(impl, default_axes):
             if res is not None:
                 return res
         if type(a) is _ndarray and s is None and axes is default_axes and out is None and dim is None:
-            t = keyed.get((None, None, norm)) if type(norm) is str else None
+            t = by_norm.get(norm) if type(norm) is str else None
             if t is not None:
                 res = t.call(a)
                 if res is not None:

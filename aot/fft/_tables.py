@@ -170,6 +170,7 @@ class Kind:
 
     def __init__(self, kind: str):
         self.kind, self.default, self.keyed = kind, Table(kind), {}
+        self.by_norm: dict = {}  # keyed's tables of (None, None, norm), by norm: no tuple to build
 
     def install(self, args: tuple, a: np.ndarray, entry, k) -> None:
         if args == (None, None, None):
@@ -181,8 +182,13 @@ class Kind:
         t.install(a, entry, k)
         if t.call is not _no_entry and t is not self.default and args not in self.keyed:
             if len(self.keyed) >= _MAX_KEYED:  # the oldest goes (a call running on it keeps it alive)
-                self.keyed.pop(next(iter(self.keyed)))
+                old = next(iter(self.keyed))
+                del self.keyed[old]
+                if old[:2] == (None, None):
+                    self.by_norm.pop(old[2], None)
             self.keyed[args] = t
+            if args[:2] == (None, None):
+                self.by_norm[args[2]] = t
 
     def tables(self) -> list[Table]:
         return [self.default, *list(self.keyed.values())]
@@ -201,7 +207,8 @@ def kind(name: str) -> Kind:
 def clear() -> None:
     for k in KINDS.values():
         k.default.clear()
-        k.keyed.clear()  # in place: the public functions hold this dict
+        k.keyed.clear()  # in place: the public functions hold these dicts
+        k.by_norm.clear()
 
 
 def hits() -> int:

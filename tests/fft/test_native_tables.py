@@ -112,14 +112,19 @@ def test_a_full_table_replaces_entries_and_stays_right():
 
 def test_many_argument_keys_stay_right():
     x = data(128, np.complex128)  # every n below crops it
+    for _ in range(2):
+        close(afft.fft(x, norm="ortho"), np.fft.fft(x, norm="ortho"))
+    assert "ortho" in _tables.kind("fft").by_norm
     for n in range(2, 2 + 2 * _tables._MAX_KEYED):
         for _ in range(2):
             close(afft.fft(x, n=n), np.fft.fft(x, n=n))
     keyed = _tables.kind("fft").keyed
     newest = (1 + 2 * _tables._MAX_KEYED, None, None)
     assert len(keyed) == _tables._MAX_KEYED and newest in keyed
+    assert "ortho" not in _tables.kind("fft").by_norm  # replaced with its keyed table, the oldest
+    close(afft.fft(x, norm="ortho"), np.fft.fft(x, norm="ortho"))
     afft.plan_cache.clear()
-    assert not keyed
+    assert not keyed and not _tables.kind("fft").by_norm
     afft.fft(x, norm="ortho")
     assert _entries("fft", (None, None, "ortho")) == 1
 
