@@ -16,23 +16,22 @@ from llvmlite import ir as L
 from .graph_base import Desc, EntryCtx
 from .kernels.common import emit_body, new_kernel, reports_errors
 from .kernels.reduce import ReduceSpec, _Slot, better, identity
+from .llvm import complexops as C
 from .llvm.context import LowerCtx
 from .llvm.loops import alloca, elem_ptr, for_range, i64, load_scalar, store_scalar
 from .llvm.types import I64
+from .split_reduce import chunk_length, chunks_allowed, split_reduce
 
 ARG_KINDS = ("argmax", "argmin")
 
 
 def arg_splittable(ectx: EntryCtx, kind: str, axes: tuple, rank: int, block) -> bool:
-    return (kind in ARG_KINDS and ectx.host.reduce_chunks() > 1 and len(axes) == rank > 0
-            and not ectx.in_row_group and not reports_errors(block))
+    return kind in ARG_KINDS and len(axes) == rank > 0 and not reports_errors(block) and chunks_allowed(ectx)
 
 
 def split_arg(ectx: EntryCtx, spec: ReduceSpec, slots: list, out: Desc) -> None:
     """The chunked pass of full argmax/argmin `spec` (`slots`: its ordinary argument block), then
     the combine into `out`."""
-    from .split_reduce import split_reduce
-
     part = split_reduce(ectx, spec, slots, [])
     n_in, r = len(spec.inputs), len(spec.shape)
     kern = _combine_kernel(ectx, spec)
@@ -58,7 +57,7 @@ def _combine_kernel(ectx: EntryCtx, spec: ReduceSpec) -> L.Function:
     inner = i64(1)
     for d in dims[1:]:
         inner = b.mul(inner, d)
-    chunk = b.sdiv(b.add(dims[0], i64(nt - 1)), i64(nt))  # split_reduce's
+    chunk = chunk_length(b, dims[0], nt)
     yield_dt = spec.block.terminator.operands[0].type.dtype
     best_v = _Slot(b, b, identity(ctx, spec.kind, yield_dt))
     best_v.set(identity(ctx, spec.kind, yield_dt))
@@ -78,14 +77,10 @@ def _combine_kernel(ectx: EntryCtx, spec: ReduceSpec) -> L.Function:
             (v,) = emit_body(ctx, spec.block, vals)
             first = b.icmp_signed("<", b.load(best_i, typ=I64), i64(0))
             take = b.or_(first, better(ctx, spec.kind, yield_dt, v, best_v.get()))
-            best_v.set(_select(b, take, v, best_v.get()))
+            best_v.set(C.select(ctx, take, v, best_v.get()) if yield_dt.is_complex
+                       else b.select(take, v, best_v.get()))
             b.store(b.select(take, g, b.load(best_i, typ=I64)), best_i)
     store_scalar(ctx, spec.output.dtype, outp, b.load(best_i, typ=I64))
     b.ret_void()
     return fn
 
-
-def _select(b, take, x, y):
-    if isinstance(x, tuple):
-        return tuple(b.select(take, p, q) for p, q in zip(x, y, strict=True))
-    return b.select(take, x, y)

@@ -37,9 +37,18 @@ class _Dynamic:
         return "dynamic"
 
 
-def splittable(ectx: EntryCtx, kind: str, axes: tuple) -> bool:
+def chunks_allowed(ectx: EntryCtx) -> bool:
     # not in a row group: its kernels run on blocks of whole rows, every output in one piece
-    return ectx.host.reduce_chunks() > 1 and kind in SPLIT_KINDS and bool(axes) and not ectx.in_row_group
+    return ectx.host.reduce_chunks() > 1 and not ectx.in_row_group
+
+
+def chunk_length(b, n0, nt: int):
+    """The length of each of the nt chunks of an axis of n0 (the last ones may be shorter or empty)."""
+    return b.sdiv(b.add(n0, i64(nt - 1)), i64(nt))
+
+
+def splittable(ectx: EntryCtx, kind: str, axes: tuple) -> bool:
+    return kind in SPLIT_KINDS and bool(axes) and chunks_allowed(ectx)
 
 
 def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list,
@@ -63,7 +72,7 @@ def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list,
     base += list(slots[n_in + 1 + r : n_in + 1 + r + n_in * r])
     base += [i64(0) if k in axes else part.strides[1 + kept.index(k)] for k in range(r)]
     n0 = slots[n_in + 1 + a0]
-    chunk = b.sdiv(b.add(n0, i64(nt - 1)), i64(nt))
+    chunk = chunk_length(b, n0, nt)
     kept_total = ectx.numel(kept_dims)
     itemsizes = [ectx.itemsize(info.dtype) for info in spec.inputs]
     out_item = ectx.itemsize(spec.acc_dtype)

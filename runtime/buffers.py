@@ -53,15 +53,16 @@ def builtin_at(address: int, name: str, this: np.ndarray):
     return _new_builtin(ctypes.addressof(md), this, None)
 
 
-def _c_api(name: str) -> int:
+def c_api_address(name: str) -> int:
+    """The address of the CPython C API function `name`."""
     return ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value
 
 
 # the trampolines' ir.abi_slots.PY_HEADER slots: the C API they call; the GIL is released around
 # entries with at least this many elements in some argument (numpy's ufunc loops: 500)
 GIL_ELEMENTS = 1024
-PY_HEADER_SLOTS = {"py_long": _c_api("PyLong_FromLong"), "save_thread": _c_api("PyEval_SaveThread"),
-                   "restore_thread": _c_api("PyEval_RestoreThread"), "gil_elements": GIL_ELEMENTS}
+PY_HEADER_SLOTS = {"py_long": c_api_address("PyLong_FromLong"), "save_thread": c_api_address("PyEval_SaveThread"),
+                   "restore_thread": c_api_address("PyEval_RestoreThread"), "gil_elements": GIL_ELEMENTS}
 
 
 def int64_array(values: list[int]):
@@ -487,9 +488,9 @@ def new_array_address() -> int | None:
 
 
 DIM_MAX = 2**63 - 1  # ir.abi_slots.DIM_MAX (not imported at import time: `import runtime` needs no ir)
-_PLAN_C_API = {"call_fail": _c_api("PyObject_CallFunctionObjArgs"), "incref": _c_api("Py_IncRef"),
-               "decref": _c_api("Py_DecRef"), "tuple_new": _c_api("PyTuple_New"),
-               "tuple_set": _c_api("PyTuple_SetItem")}
+_PLAN_C_API = {"call_fail": c_api_address("PyObject_CallFunctionObjArgs"), "incref": c_api_address("Py_IncRef"),
+               "decref": c_api_address("Py_DecRef"), "tuple_new": c_api_address("PyTuple_New"),
+               "tuple_set": c_api_address("PyTuple_SetItem")}
 
 
 def _c_strides(shape) -> list[int]:

@@ -32,7 +32,6 @@ from codegen.fft.names import (
     group_of,
     imports_of,
     imports_symbol,
-    pass_entry_name,
     pass_keys,
     plan_names,
     r2c_name,
@@ -50,7 +49,6 @@ _FORMAT = "3"  # of the cached groups: kernel ABI, loader conventions (3: JIT ob
 _REAL = {"f32": (np.float32, "float"), "f64": (np.float64, "double")}
 _C2C_SIG = ("void(*)(const int64_t *, const {T} *, const {T} *, {T} *, int64_t, int64_t, int64_t, int64_t, "
             "int64_t, int32_t, {T}, {T} *)")
-_PASS_SIG = "void(*)(const int64_t *, const {T} *, int64_t, const {T} *, {T} *, int64_t, int64_t, int32_t)"
 _R2C_SIG = "void(*)({T} *, int64_t, int64_t, int64_t, const {T} *, {T})"
 _C2R_SIG = "void(*)(const {T} *, int64_t, {T} *, int64_t, int64_t, int64_t, const {T} *)"
 _SHARED_SIG = "void(*)(const int64_t *, const {T} *, const {T} *, {T} *, {T} *, int32_t, int64_t)"
@@ -288,8 +286,8 @@ def all_groups(vlen: int) -> list[tuple]:
 
 class Kernels:
     """The kernels of one precision: the c2c entry as a cffi function pointer (`c2c`, signature
-    _C2C_SIG), the pass entry (`pass_range`), the real passes; `require(plan)` loads what a plan's
-    passes need before its first call. `ptr(array)` is the data pointer argument for an array,
+    _C2C_SIG), the real passes, the threads group's shared passes (`shared`, loaded on first use);
+    `require(plan)` loads what a plan's passes need before its first call. `ptr(array)` is the data pointer argument for an array,
     `cptr` the C type of it."""
 
     def __init__(self, precision: str):
@@ -306,7 +304,6 @@ class Kernels:
         self.vlen = self._groups.vlen
         self._ready: set[tuple] = set()  # (radix or "g", forward) whose passes are loaded
         self.c2c = self._fn(_C2C_SIG, ("core",), entry_name(precision))
-        self.pass_range = self._fn(_PASS_SIG, ("core",), pass_entry_name(precision))
         self.r2c_post = self._fn(_R2C_SIG, ("core",), r2c_name(precision))
         self.c2r_pre = self._fn(_C2R_SIG, ("core",), c2r_name(precision))
         self.load_seconds = time.perf_counter() - t0

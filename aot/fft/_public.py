@@ -34,36 +34,28 @@ def _named(fn, impl):
 
 
 def _one_d(impl):
-    """fft/ifft/rfft/irfft: with default arguments the kind's native table first; then the hit path
-    of _fast.call inlined (a call costs ~0.1 us; the whole Python side of a hit is ~1 us)."""
+    """fft/ifft/rfft/irfft: the native table of the call's arguments first (_tables); then the hit
+    path of _fast.call inlined (a call costs ~0.1 us; the whole Python side of a hit is ~1 us)."""
     kind = impl.__name__
     tables = _tables.kind(kind)
     table, keyed, by_norm = tables.default, tables.keyed, tables.by_norm
 
     def public(a, n=None, axis=None, norm=None, out=None, *, dim=None):
-        if out is None and dim is None:  # a prepared call in native code (_tables), or None
-            if n is None and axis is None:
-                t = table if norm is None else by_norm.get(norm) if type(norm) is str else None
-                if t is not None:
-                    res = t.call(a)
-                    if res is not None:
-                        return res
-            elif ((n is None or type(n) is int) and (axis is None or type(axis) is int)
-                    and (norm is None or type(norm) is str)):
-                t = keyed.get((n, axis, norm))
-                if t is not None:
-                    res = t.call(a)
-                    if res is not None:
-                        return res
         ax = axis if dim is None else dim if axis is None else _BOTH  # torch's dim is numpy's axis
+        if out is None:  # a prepared call in native code (_tables), or None
+            if n is None and ax is None:
+                t = table if norm is None else by_norm.get(norm) if type(norm) is str else None
+            elif ((n is None or type(n) is int) and (ax is None or type(ax) is int)
+                    and (norm is None or type(norm) is str)):
+                t = keyed.get((n, ax, norm))
+            else:
+                t = None
+            if t is not None:
+                res = t.call(a)
+                if res is not None:
+                    return res
         if (type(a) is _ndarray and out is None and (n is None or type(n) is int)
                 and (ax is None or type(ax) is int) and (norm is None or type(norm) is str)):
-            if dim is not None:
-                t = keyed.get((n, ax, norm))
-                if t is not None:
-                    res = t.call(a)
-                    if res is not None:
-                        return res
             cache = local.cache
             e = cache.get((kind, a.shape, a.strides, a.dtype, n, ax, norm))
             if e:
@@ -96,19 +88,16 @@ def _n_d(impl, default_axes):
     table, by_norm = tables.default, tables.by_norm
 
     def public(a, s=None, axes=default_axes, norm=None, out=None, *, dim=None):
-        if s is None and axes is default_axes and norm is None and out is None and dim is None:
-            res = table.call(a)  # a prepared call in native code (_tables), or None
-            if res is not None:
-                return res
-        if type(a) is _ndarray and s is None and axes is default_axes and out is None and dim is None:
-            t = by_norm.get(norm) if type(norm) is str else None
-            if t is not None:
+        if s is None and axes is default_axes and out is None and dim is None:
+            t = table if norm is None else by_norm.get(norm) if type(norm) is str else None
+            if t is not None:  # a prepared call in native code (_tables), or None
                 res = t.call(a)
                 if res is not None:
                     return res
-            res = call(kind, a, None, None, norm)
-            if res is not None:
-                return res
+            if type(a) is _ndarray:
+                res = call(kind, a, None, None, norm)
+                if res is not None:
+                    return res
         return _general(public, impl, a, s=s, axes=axes, norm=norm, out=out, dim=dim)
 
     return _named(public, impl)

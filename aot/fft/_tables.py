@@ -45,15 +45,13 @@ class Table:
     def __init__(self, kind: str):
         self.kind = kind
         self.ctx = np.zeros(_H + FFT_CALL_ENTRIES * FFT_CALL_ROW, np.int64)
-        self.kept: list = [None] * FFT_CALL_ENTRIES  # per entry: what its blocks point into
-        self.keys: set = set()  # (dtype, shape, strides) of the entries
+        self.kept: list = [None] * FFT_CALL_ENTRIES  # per entry: (what its blocks point into, key)
         self.turn = 0  # the entry replaced next once the table is full
         self.call = _no_entry
 
     def clear(self) -> None:
         self.ctx[FFT_CALL_HEADER.n_entries] = 0  # first: the builtin stops reading the records
         self.kept = [None] * FFT_CALL_ENTRIES
-        self.keys = set()
         self.turn = 0
 
     def hits(self) -> int:
@@ -63,7 +61,7 @@ class Table:
         """Add the call of `a` prepared as _fast's `entry` (an _Entry; `k` the kernels of its
         precision), when it is small enough and this process can run it natively."""
         key = (a.dtype, a.shape, a.strides)
-        if key in self.keys:  # another thread's first call of it
+        if any(kept is not None and kept[1] == key for kept in self.kept):  # another thread's first call
             return
         calls = _calls(entry)
         if calls is None or not _native_ok(k):
@@ -85,27 +83,18 @@ class Table:
             self.turn = (self.turn + 1) % FFT_CALL_ENTRIES
         lo = _H + slot * FFT_CALL_ROW
         old = self.kept[slot]
-        if old is not None:
-            self.keys.discard(old[1])
         self.kept[slot] = (keep, key)
-        self.keys.add(key)
         self.ctx[lo: lo + FFT_CALL_ROW] = record  # one assignment: the builtin never sees half a record
         if slot == used:
             self.ctx[FFT_CALL_HEADER.n_entries] = used + 1
         del old
 
     def _header(self) -> None:
-        from runtime.buffers import new_array_address
+        from runtime.buffers import c_api_address, new_array_address
 
         h = FFT_CALL_HEADER
         self.ctx[h.ndarray_type], self.ctx[h.new_array] = id(np.ndarray), new_array_address()
-        self.ctx[h.none], self.ctx[h.incref] = id(None), _incref_address()
-
-
-def _incref_address() -> int:
-    import ctypes
-
-    return ctypes.cast(ctypes.pythonapi.Py_IncRef, ctypes.c_void_p).value
+        self.ctx[h.none], self.ctx[h.incref] = id(None), c_api_address("Py_IncRef")
 
 
 def _native_ok(k) -> bool:
