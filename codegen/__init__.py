@@ -52,6 +52,7 @@ def lower_module(module, target=None, options=None):
     from llvmlite import ir as L
 
     from .entry import CodegenOptions, emit_entry
+    from .llvm.builder import prune_module
     from .targets import host_target
     from .targets.base import data_layout_of
 
@@ -62,6 +63,7 @@ def lower_module(module, target=None, options=None):
     llmod.data_layout = data_layout_of(target)  # before parsing: alignments of plain loads/stores
     for func in module.funcs.values():
         emit_entry(llmod, target, func, options)
+    prune_module(llmod)  # the code generator's folded branches leave blocks no edge reaches
     if llvm_log.isEnabledFor(logging.INFO):
         llvm_log.info("%s", llmod)
     return llmod
@@ -70,11 +72,12 @@ def lower_module(module, target=None, options=None):
 def optimize_ir(llmod, target=None) -> str:
     """Verify, then optimise at the target's level; returns the optimised LLVM IR text (and logs
     its assembly on "aot.asm" when that logger is enabled)."""
+    from .llvm.builder import module_text
     from .targets import emit_assembly, host_target, optimize
     from .targets.base import parse
 
     target = target or host_target()
-    ref = optimize(parse(str(llmod)), target)
+    ref = optimize(parse(module_text(llmod)), target)
     if logging.getLogger("aot.asm").isEnabledFor(logging.INFO):
         emit_assembly(ref, target)
     return str(ref)
@@ -83,13 +86,16 @@ def optimize_ir(llmod, target=None) -> str:
 def compile_object(llmod, target=None, *, portable: bool = False) -> bytes:
     """Object code of an llvmlite module. `portable`: for shared libraries, bind glibc references
     to the target ABI's oldest symbol versions (targets/glibc.py)."""
+    from .llvm.builder import module_text
     from .targets import emit_object, host_target, optimize
     from .targets.base import parse
     from .targets.glibc import pin_symbol_versions
 
     target = target or host_target()
     _announce_large(llmod)
-    text = pin_symbol_versions(str(llmod), target.triple) if portable else str(llmod)
+    text = module_text(llmod)
+    if portable:
+        text = pin_symbol_versions(text, target.triple)
     return emit_object(optimize(parse(text), target), target)
 
 
@@ -117,9 +123,10 @@ def _announce_large(llmod) -> None:
 
 
 def compile_assembly(llmod, target=None) -> str:
+    from .llvm.builder import module_text
     from .targets import emit_assembly, host_target, optimize
     from .targets.base import parse
 
     target = target or host_target()
     _announce_large(llmod)
-    return emit_assembly(optimize(parse(str(llmod)), target), target)
+    return emit_assembly(optimize(parse(module_text(llmod)), target), target)

@@ -6,7 +6,9 @@ ABI (target-neutral; the JIT calls it directly, the shared-library and GPU wrapp
 
 `data` holds the input data pointers, then the output data pointers. `meta` holds, for each input
 then each output, its dims followed by its strides in elements (rank = the ir type's rank).
-Outputs are allocated by the caller with the shapes the ir function's result types give.
+Outputs are allocated by the caller with the shapes the ir function's result types give: C-contiguous
+for a JIT entry (whose code assumes it: every JIT call path makes fresh numpy outputs), any strides
+for a library's (CodegenOptions.library).
 Returns 0 on success, else an entry status code of ir/status.py (OUT_OF_MEMORY: an intermediate
 buffer could not be allocated; INDEX_OUT_OF_RANGE: an index (take) is out of range;
 NEGATIVE_POWER; ZERO_DIVISION). Intermediates are allocated by the target's Host (codegen/host.py)
@@ -30,11 +32,14 @@ from ir.opdef import OPDEFS, MissingRule
 from ir.structural import FFT_KINDS
 from ir.symbols import is_static
 
-from . import graph_checks  # noqa: F401  (fills ENTRY_LOWERINGS)
-from . import graph_ops  # noqa: F401  (fills ENTRY_LOWERINGS)
-from . import row_groups
-from .graph_base import ENTRY_LOWERINGS, Desc, EntryCtx
+from . import (
+    graph_checks,  # noqa: F401  (fills ENTRY_LOWERINGS)
+    graph_ops,  # noqa: F401  (fills ENTRY_LOWERINGS)
+    row_groups,
+)
+from .graph_base import ENTRY_LOWERINGS, Desc, EntryCtx, contiguous_strides
 from .host import host_class
+from .llvm.builder import Builder
 from .llvm.loops import i64
 from .llvm.types import I32, I64, PTR
 from .options import CodegenOptions, library_threads_symbol  # noqa: F401  (re-exported)
@@ -73,8 +78,8 @@ def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) 
     entry = fn.append_basic_block("entry")
     body = fn.append_basic_block("body")
     cleanup = fn.append_basic_block("cleanup")
-    ab = L.IRBuilder(entry)
-    b = L.IRBuilder(body)
+    ab = Builder(entry)
+    b = Builder(body)
     host = host_class(target)(module, target, options, fn, b, ab, cleanup)
     helpers = module.__dict__.setdefault("aot_helpers", {})  # module-wide helper functions
     ectx = EntryCtx(module, target, options, fn, b, ab, host, helpers=helpers)
@@ -82,7 +87,12 @@ def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) 
     if ret is None:
         raise ValueError(f"function @{func.name} has no return")
     types = [a.type for a in func.args] + [v.type for v in ret.operands]
-    descs = _abi_descs(ectx, data, meta, types)
+    # a JIT entry's caller allocates its outputs C-contiguous, and passes C-contiguous inputs where
+    # the options say so: their strides are known
+    n_in = len(func.args)
+    contiguous = [i < len(options.contiguous_inputs) and bool(options.contiguous_inputs[i]) for i in range(n_in)]
+    contiguous += [not options.library] * (len(types) - n_in)
+    descs = _abi_descs(ectx, data, meta, types, contiguous)
     env = {id(a): d for a, d in zip(func.args, descs, strict=False)}
     outs = descs[len(func.args) :]
     dest = {}
@@ -212,7 +222,9 @@ def _last_uses(ops: list, ret) -> dict[int, int]:
     return last
 
 
-def _abi_descs(ectx: EntryCtx, data, meta, types: list) -> list[Desc]:
+def _abi_descs(ectx: EntryCtx, data, meta, types: list, contiguous: list[bool]) -> list[Desc]:
+    """The entry's arguments: data pointers, dims (static ones as constants) and strides from
+    `meta`, or C-contiguous strides computed from the dims where `contiguous`."""
     b = ectx.alloca_builder
     out, pos = [], 0
     for i, t in enumerate(types):
@@ -227,5 +239,6 @@ def _abi_descs(ectx: EntryCtx, data, meta, types: list) -> list[Desc]:
                 if d.is_Symbol:
                     ectx.symbols.setdefault(d.name, vals[k])
                 shape.append(vals[k])
-        out.append(Desc(t.dtype, p, shape, vals[t.rank :], tuple(t.shape)))
+        strides = contiguous_strides(b, shape) if contiguous[i] else vals[t.rank :]
+        out.append(Desc(t.dtype, p, shape, strides, tuple(t.shape)))
     return out

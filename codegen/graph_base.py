@@ -25,6 +25,7 @@ from ir.types import TensorType
 
 from .host import Host, Launch
 from .llvm import sizes
+from .llvm.builder import const_int
 from .llvm.context import declare
 from .llvm.loops import i64
 from .llvm.sizes import emit_size
@@ -126,6 +127,11 @@ class EntryCtx:
         )
         acc, ovf = i64(1), L.Constant(L.IntType(1), 0)
         for f in factors:
+            x, y = const_int(acc), const_int(f)
+            if x is not None and y is not None:  # static sizes: the product and its check fold
+                p = (x % 2**64) * (y % 2**64)
+                acc, ovf = i64(p % 2**64), b.or_(ovf, L.Constant(L.IntType(1), int(p >= 2**64)))
+                continue
             r = b.call(mul, [acc, f])
             acc = b.extract_value(r, 0)
             ovf = b.or_(ovf, b.extract_value(r, 1))

@@ -30,7 +30,7 @@ from .graph_base import (
     reduction_summary,
 )
 from .kernels import matmul as mm
-from .kernels.common import OperandInfo, broadcast_flags, max_element_bits, reports_errors
+from .kernels.common import OperandInfo, broadcast_flags, max_element_bits, operand_info, reports_errors
 from .kernels.elementwise import emit_elementwise
 from .kernels.gather import emit_gather
 from .kernels.reduce import ReduceSpec, emit_reduce
@@ -44,27 +44,68 @@ from .split_reduce import SPLIT_KINDS, split_reduce, splittable
 
 # --- kernels -------------------------------------------------------------------------------------
 def run_elementwise(ectx: EntryCtx, shape: tuple, block, ins: list[Desc], outs: list[Desc]) -> None:
-    """Emit the kernel for `block` over `shape` and call it on these descriptors."""
+    """Emit the kernel for `block` over `shape` and call it on these descriptors (its dims
+    coalesced where every operand's strides allow: `coalesce`)."""
     shape = tuple(shape)
     rank0 = not shape
     kshape = (1,) if rank0 else shape
-    in_infos = [
-        OperandInfo(d.dtype, (True,) if rank0 else broadcast_flags(d.static_shape, shape)) for d in ins
-    ]
-    out_infos = [OperandInfo(d.dtype, (False,) * len(kshape)) for d in outs]
+    infos, strides = [], []
+    for d, is_out in [(d, False) for d in ins] + [(d, True) for d in outs]:
+        bcast = (not is_out,) if rank0 else (False,) * len(kshape) if is_out \
+            else broadcast_flags(d.static_shape, shape)
+        lead = len(kshape) - (0 if rank0 else d.rank)
+        st = [i64(0) if bcast[k] or rank0 else d.strides[k - lead] for k in range(len(kshape))]
+        infos.append(operand_info(d.dtype, bcast, st))
+        strides.append(st)
+    kshape, infos, strides = coalesce(kshape, infos, strides)
+    in_infos, out_infos = infos[: len(ins)], infos[len(ins):]
     name = ectx.kernel_name("ew", body_summary(block))
     kern = emit_elementwise(ectx.module, ectx.target, name, kshape, block, in_infos, out_infos, ectx.helpers)
     dims = [ectx.dim(d) for d in kshape]
     slots = [d.data for d in ins + outs] + dims
-    for d, info in zip(ins + outs, in_infos + out_infos, strict=False):
-        lead = len(kshape) - d.rank
-        slots += [i64(0) if info.bcast[k] or rank0 else d.strides[k - lead] for k in range(len(kshape))]
+    for st in strides:
+        slots += st
     vlen = kern_vlen(ectx, block, ins + outs)
     if not reports_errors(block):
         ectx.call_kernel(kern, slots, ectx.numel(dims), vlen)
         return
     launch = ectx.call_kernel(kern, slots + [i64(0)], ectx.numel(dims), vlen)
     ectx.fail_on_flag(launch, len(slots), status.NEGATIVE_POWER)
+
+
+def coalesce(shape: tuple, infos: list[OperandInfo], strides: list[list]):
+    """The iteration space with adjacent dims merged where every operand walks them as one dim
+    (numpy's nditer coalescing): static size-1 dims are dropped, and dims k, k+1 (k+1 static) merge
+    when each operand's strides are known and s[k] == s[k+1] * n[k+1]. The flat iteration order is
+    unchanged (a kernel's [begin, end) and a row group's blocks of rows mean the same elements), and
+    contiguous operands leave one dim: a kernel of one vector loop. Returns (shape, infos, strides)."""
+    keep = [k for k, d in enumerate(shape) if not (is_static(d) and d == 1)] or [len(shape) - 1]
+    groups = [[keep[0]]]
+    for k in keep[1:]:
+        inner = groups[-1][-1]
+        if is_static(shape[k]) and all(
+                i.known_stride(inner) is not None and i.known_stride(k) is not None
+                and i.known_stride(inner) == i.known_stride(k) * shape[k] for i in infos):
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    if len(groups) == len(shape):
+        return shape, infos, strides
+    new_shape = tuple(_product([shape[k] for k in g]) for g in groups)
+    new_infos, new_strides = [], []
+    for info, st in zip(infos, strides, strict=True):
+        bcast = tuple(info.bcast[g[-1]] for g in groups)
+        known = tuple(info.known_stride(g[-1]) for g in groups)
+        new_infos.append(OperandInfo(info.dtype, bcast, known if any(x is not None for x in known) else None))
+        new_strides.append([st[g[-1]] for g in groups])
+    return new_shape, new_infos, new_strides
+
+
+def _product(dims: list):
+    out = 1
+    for d in dims:
+        out = out * d
+    return out
 
 
 def kern_vlen(ectx: EntryCtx, block, descs) -> int:
@@ -138,9 +179,9 @@ def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow
     shape = tuple(red.shape)
     r = len(shape)
     axes = tuple(sorted({a % r for a in red.axes})) if r else ()
-    in_infos = [OperandInfo(d.dtype, broadcast_flags(d.static_shape, shape)) for d in ins]
+    in_infos = [operand_info(d.dtype, broadcast_flags(d.static_shape, shape), d.strides) for d in ins]
     out_bcast = tuple(k in axes for k in range(r))
-    out_info = OperandInfo(out.dtype, out_bcast)
+    out_info = operand_info(out.dtype, out_bcast, _out_strides(out, r, axes, red.keepdims))
     spec = ReduceSpec(shape, axes, red.kind, red.dtype, red.block, tuple(in_infos), out_info)
     name = ectx.kernel_name("red", reduction_summary(red.kind, red.block))
     kern = emit_reduce(ectx.module, ectx.target, name, spec, ectx.helpers)
@@ -178,6 +219,14 @@ def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow
                 _split_partials(ectx, red, spec, slots, [dims[k] for k in kept], kept, out)
         with otherwise:
             ectx.call_kernel(kern, slots, total, 1, work=work)
+
+
+def _out_strides(out: Desc, r: int, axes: tuple, keepdims: bool) -> list:
+    """The output's strides per iteration dim (reduced dims: 0, broadcast anyway)."""
+    if keepdims:
+        return [i64(0) if k in axes else out.strides[k] for k in range(r)]
+    kept = iter(out.strides)
+    return [i64(0) if k in axes else next(kept) for k in range(r)]
 
 
 def _split_partials(ectx: EntryCtx, red, spec, slots, kept_dims, kept, out: Desc) -> None:

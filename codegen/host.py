@@ -37,6 +37,7 @@ from llvmlite import ir as L
 from .host_profile import ProfiledLaunches
 from .kernels.common import new_kernel
 from .kernels.parallel import parallel_for, shared_parallel_for
+from .llvm.builder import Builder
 from .llvm.context import declare
 from .llvm.loops import alloca, for_range, i64
 from .llvm.types import I8, I32, I64, PTR, VOID
@@ -333,7 +334,7 @@ class CpuHost(ProfiledLaunches, Host):
         """void(): take the slot's plan out and give its reference back."""
         fn = L.Function(self.module, L.FunctionType(VOID, []), name=self.symbol(f"{what}_free"))
         fn.linkage = "internal"
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         plan_slot = b.gep(slot, [i64(0), i64(1)], source_etype=slot.value_type)
         plan = b.atomic_rmw("xchg", plan_slot, i64(0), "acq_rel")
         b.call(declare(self.module, release, VOID, [PTR]), [b.inttoptr(plan, PTR)])
@@ -353,7 +354,7 @@ class CpuHost(ProfiledLaunches, Host):
         return self.builder.load_atomic(_threads_global(self.module, self.options), "monotonic", 8, typ=I64)
 
     def finish(self) -> None:
-        cb = L.IRBuilder(self.cleanup)
+        cb = Builder(self.cleanup)
         for slot in self.slots:  # free every intermediate (slots start null)
             cb.call(self._free, [cb.load(slot, typ=PTR)])
         if self._profiling():

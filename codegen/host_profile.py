@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
+from .llvm.builder import Builder
 from .llvm.context import declare
 from .llvm.loops import alloca, i64
 from .llvm.types import I32, I64, PTR
@@ -74,7 +75,7 @@ class ProfiledLaunches:
         """Time the whole entry (its first instruction to `cleanup`'s return), size the counters and
         record their layout for the compiler (`module.aot_profile[entry name]`)."""
         g = self._profile_counters()
-        start = L.IRBuilder()
+        start = Builder()
         start.position_at_start(self.alloca_builder.block)  # the entry block (already terminated)
         self._timespec = alloca(start, I64, size=2)
         t0 = self._profile_clock(start)

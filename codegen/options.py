@@ -15,12 +15,16 @@ class CodegenOptions:
     AOT_NUM_THREADS and NAME_set_num_threads), and the pool's workers are joined when the
     library is unloaded. Build-time choices (e.g. split reductions' chunk count) keep num_threads,
     so results do not depend on the run-time count. profile: the entry times each kernel launch
-    and itself into the counters of a ProfileLayout (JIT entries on the CPU host only, aot.profile)."""
+    and itself into the counters of a ProfileLayout (JIT entries on the CPU host only, aot.profile).
+    contiguous_inputs: per argument of the entry, whether its caller passes it C-contiguous (the
+    code then reads no strides of it, and its kernels specialise: runtime.ArgSpec.contiguous makes
+    every JIT call path keep the promise); a JIT entry's outputs are C-contiguous always."""
 
     num_threads: int = 1
     parallel_threshold: int = 65536
     library: str = ""
     profile: bool = False
+    contiguous_inputs: tuple = ()
 
 
 def library_threads_symbol(library: str) -> str:

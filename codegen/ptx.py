@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir as L
 
+from .llvm.builder import Builder, module_text
 from .llvm.context import declare
 from .llvm.loops import i64
 from .llvm.types import I32, I64, PTR, VOID
@@ -70,7 +71,7 @@ def _grid_entry(module: L.Module, kern: L.Function, name: str) -> L.Function:
     args, total = fn.args
     args.add_attribute("noalias")
     entry, loop, body, done = (fn.append_basic_block(n) for n in ("entry", "loop", "body", "done"))
-    b = L.IRBuilder(entry)
+    b = Builder(entry)
     block, threads = _sreg(module, b, "ctaid.x"), _sreg(module, b, "ntid.x")
     first = b.add(b.mul(block, threads), _sreg(module, b, "tid.x"))
     stride = b.mul(_sreg(module, b, "nctaid.x"), threads)
@@ -114,7 +115,7 @@ def compile_ptx(module, target: Target | str = "cuda", options: CodegenOptions |
     if isinstance(target, str):
         target = cuda_target(target)
     llmod, entries = lower_kernels(module, target, options)
-    text = finish_ptx(str(llmod), target, [e.name for e in entries])
+    text = finish_ptx(module_text(llmod), target, [e.name for e in entries])
     return PtxProgram(text, target, tuple(entries))
 
 

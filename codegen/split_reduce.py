@@ -21,7 +21,7 @@ from ir.reductions import REDUCTIONS
 from ir.types import TensorType
 
 from .graph_base import Desc, EntryCtx, reduction_summary
-from .kernels.common import KERNEL_TYPE, arg_block_size, new_kernel
+from .kernels.common import KERNEL_TYPE, arg_block_size, new_kernel, operand_info
 from .kernels.reduce import ReduceSpec, emit_reduce
 from .llvm.loops import alloca, for_range, i64
 from .llvm.types import I64
@@ -63,14 +63,17 @@ def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list,
     kept = [k for k in range(r) if k not in axes]
     kshape = list(shape)
     kshape[a0] = _Dynamic()
-    kspec = replace(spec, shape=tuple(kshape))
+    part = ectx.alloc(TensorType(spec.acc_dtype, (nt,) + tuple(shape[k] for k in kept)))
+    part_strides = [i64(0) if k in axes else part.strides[1 + kept.index(k)] for k in range(r)]
+    # the chunks' kernel writes the partials, not the reduction's output
+    out_info = operand_info(spec.output.dtype, spec.output.bcast, part_strides)
+    kspec = replace(spec, shape=tuple(kshape), output=out_info)
     name = ectx.kernel_name("redpart", reduction_summary(spec.kind, spec.block))
     kern = emit_reduce(ectx.module, ectx.target, name, kspec, ectx.helpers)
-    part = ectx.alloc(TensorType(spec.acc_dtype, (nt,) + tuple(shape[k] for k in kept)))
     n_in = len(spec.inputs)
     base = list(slots[:n_in]) + [part.data] + list(slots[n_in + 1 : n_in + 1 + r])
     base += list(slots[n_in + 1 + r : n_in + 1 + r + n_in * r])
-    base += [i64(0) if k in axes else part.strides[1 + kept.index(k)] for k in range(r)]
+    base += part_strides
     n0 = slots[n_in + 1 + a0]
     chunk = chunk_length(b, n0, nt)
     kept_total = ectx.numel(kept_dims)

@@ -75,6 +75,14 @@ def _aligned(b, flags):
     return b.icmp_signed("!=", b.and_(flags, L.Constant(I32, S.NPY_ARRAY_ALIGNED)), L.Constant(I32, 0))
 
 
+def _c_contiguous(b, flags):
+    from llvmlite import ir as L
+
+    from .llvm.types import I32
+
+    return b.icmp_signed("!=", b.and_(flags, L.Constant(I32, S.NPY_ARRAY_C_CONTIGUOUS)), L.Constant(I32, 0))
+
+
 def _call_entry(b, fn, slot, H, entry, data, meta, work):
     """entry(data, meta), with the GIL released when the work is large enough to let other threads
     run; returns the i32 status (the builder ends after the call)."""
@@ -109,6 +117,7 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
     from llvmlite import ir as L
 
     from .kernels.parallel import as_callee
+    from .llvm.builder import Builder, module_text
     from .llvm.loops import alloca, for_range
     from .llvm.types import I32, I64, PTR
 
@@ -116,7 +125,7 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
     H, F = table.header, table.fields
     mod, fn = _builtin(table)
     this, objs, nargs = fn.args
-    b = L.IRBuilder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("entry"))
     none_block = fn.append_basic_block("none")  # not ours: return None (the caller's general path)
     null = L.Constant(PTR, None)
     c, field, slot, _ = _accessors(b, offsets, this)
@@ -186,9 +195,11 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
         rec = b.add(c(len(H)), b.mul(i, c(len(F))))
         require(b.icmp_signed("==", field(o, "type", I64), ndarray_type))
         nd = b.sext(field(o, "nd", I32), I64, name="nd")
+        flags = field(o, "flags", I32)
         require(b.and_(b.and_(b.icmp_signed("==", field(o, "descr", I64), slot(b.add(rec, c(F.descr)))),
                               b.icmp_signed("==", nd, slot(b.add(rec, c(F.rank))))),
-                       _aligned(b, field(o, "flags", I32))))
+                       _aligned(b, flags)))
+        require(b.or_(b.icmp_signed("==", slot(b.add(rec, c(F.contiguous))), c(0)), _c_contiguous(b, flags)))
         dims, base = field(o, "dims", PTR), load(mpos)
         with for_range(b, c(0), nd, name="d") as k:
             dk, same = load(at(dims, k)), dim_row(k, "same")
@@ -267,7 +278,7 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
     none = slot(b.add(plan, c(P.none)), PTR)
     capi("incref", L.VoidType(), [PTR], [none])
     b.ret(none)
-    return str(mod)
+    return module_text(mod)
 
 
 def fft_thunks_ir(precision: str, offsets: dict[str, int]) -> str:
@@ -277,6 +288,7 @@ def fft_thunks_ir(precision: str, offsets: dict[str, int]) -> str:
     from llvmlite import ir as L
 
     from .kernels.parallel import as_callee
+    from .llvm.builder import Builder, module_text
     from .llvm.types import F32, F64, I8, I32, I64, PTR, VOID
 
     T = {"f32": F32, "f64": F64}[precision]
@@ -291,7 +303,7 @@ def fft_thunks_ir(precision: str, offsets: dict[str, int]) -> str:
     for kind in S.FFT_THUNK_KINDS:
         fn = L.Function(mod, L.FunctionType(VOID, [PTR, PTR, PTR]), name=f"aot_fft_thunk_{kind}_{precision}")
         blk, so, do = fn.args
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
 
         def slot(index, typ=I64, b=b, blk=blk):
             return b.load(b.gep(blk, [L.Constant(I64, index)], source_etype=I64), typ=typ)
@@ -326,7 +338,7 @@ def fft_thunks_ir(precision: str, offsets: dict[str, int]) -> str:
             c2c(dst, dst)
         b.ret_void()
     _fft_call(mod, precision, offsets)
-    return str(mod)
+    return module_text(mod)
 
 
 def _fft_call(mod, precision: str, offsets: dict[str, int]) -> None:
@@ -335,6 +347,7 @@ def _fft_call(mod, precision: str, offsets: dict[str, int]) -> None:
     from llvmlite import ir as L
 
     from .kernels.parallel import as_callee
+    from .llvm.builder import Builder
     from .llvm.types import I32, I64, PTR
 
     H, R = S.FFT_CALL_HEADER, S.FFT_CALL_RECORD
@@ -344,7 +357,7 @@ def _fft_call(mod, precision: str, offsets: dict[str, int]) -> None:
     this, objs, nargs = fn.args
     blocks = {n: fn.append_basic_block(n) for n in (
         "entry", "array", "scan", "record", "dims", "dim", "next", "hit", "made", "call", "nomem", "none")}
-    b = L.IRBuilder(blocks["entry"])
+    b = Builder(blocks["entry"])
     c, field, slot, ctx = _accessors(b, offsets, this)
     null = L.Constant(PTR, None)
 

@@ -56,6 +56,7 @@ class ObjectTable:
 # pointer-sized.
 ARRAY_FIELDS = ("type", "data", "nd", "dims", "strides", "descr", "flags")
 NPY_ARRAY_ALIGNED = 0x100
+NPY_ARRAY_C_CONTIGUOUS = 0x1
 
 # The call trampoline is a Python builtin (METH_FASTCALL): `PyObject *f(self, args, nargs)`, with
 # `self` an int64 ndarray holding the context block below and `args` the nargs arrays. Header slots
@@ -69,7 +70,8 @@ PY_HEADER = ("py_long", "save_thread", "restore_thread", "gil_elements")
 # STRIDED_PLAN, then per object its numpy type number and, per dim, a STRIDED_DIM row. Inputs:
 # checks type, descr, rank, alignment, every dim against its row (lo <= dim <= hi, and dim ==
 # meta[same] when same >= 0: a dim of an earlier input, so equal sizes and static dims cost no
-# Python) and strides (a multiple of itemsize), building data and meta (dims, strides in elements).
+# Python) and strides (a multiple of itemsize; C-contiguous, numpy's flag, for a record whose
+# `contiguous` is set: the entry was specialised on it), building data and meta (dims, strides in elements).
 # Outputs: with `alloc` (nargs == n_inputs) made by `new_array` (numpy's PyArray_New) with dims
 # meta[same] (same >= 0) or lo; else passed after the inputs (nargs == n_objects, allocated by the
 # caller). Then entry(data, meta) with n_meta meta slots. Returns the outputs (the one output when
@@ -78,7 +80,7 @@ PY_HEADER = ("py_long", "save_thread", "restore_thread", "gil_elements")
 STRIDED_CALL = ObjectTable(
     "aot_call_strided",
     Slots(("entry", "n_objects", "n_meta", "ndarray_type", "n_inputs", *PY_HEADER)),
-    Slots(("descr", "rank", "itemsize")),
+    Slots(("descr", "rank", "itemsize", "contiguous")),
 )
 # C API the plan calls: `call_fail` (PyObject_CallFunctionObjArgs), `incref`/`decref` (Py_IncRef,
 # Py_DecRef), `tuple_new`/`tuple_set` (PyTuple_New, PyTuple_SetItem); `none` and `fail` are objects

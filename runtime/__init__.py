@@ -155,7 +155,9 @@ class JitFunction:
     def _call_general(self, args):
         p = self._packer
         # copies with the same values where the code could not read them (byte order, alignment)
-        args = [readable_layout(a) if isinstance(a, np.ndarray) else a for a in args]
+        # (and C-contiguous where the code assumes it)
+        args = [readable_layout(a, i < p.n_in and p.sig.inputs[i].contiguous) if isinstance(a, np.ndarray) else a
+                for i, a in enumerate(args)]
         env = p.check(args)
         outs = [np.empty(shape, dt) for shape, dt in zip(p.output_shapes(env), p.out_dtypes, strict=False)]
         data, meta = p.pack(list(args) + outs)

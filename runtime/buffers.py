@@ -121,13 +121,15 @@ def _probe_array_layout() -> tuple[tuple[str, int], ...] | None:
 ARRAY_LAYOUT = _probe_array_layout()
 
 
-def readable_layout(a: np.ndarray) -> np.ndarray:
+def readable_layout(a: np.ndarray, contiguous: bool = False) -> np.ndarray:
     """`a`, or a copy of it that generated code can read: native byte order (the code reads the
     host's), elements aligned for their dtype (the code's loads assume it) and strides whole
-    elements (the entry ABI counts strides in elements). numpy's ufuncs copy such arrays too."""
+    elements (the entry ABI counts strides in elements); C-contiguous when the code assumes it
+    (`contiguous`: ArgSpec.contiguous). numpy's ufuncs copy such arrays too."""
     if not a.dtype.isnative:
-        return a.astype(a.dtype.newbyteorder("="))  # a new, aligned array with the same values
-    if not a.flags.aligned or (a.itemsize and any(s % a.itemsize for s in a.strides)):
+        return a.astype(a.dtype.newbyteorder("="))  # a new, aligned, C-ordered array with the same values
+    if (not a.flags.aligned or (a.itemsize and any(s % a.itemsize for s in a.strides))
+            or (contiguous and not a.flags.c_contiguous)):
         return a.copy(order="C")
     return a
 
@@ -155,6 +157,9 @@ class ArgSpec:
 
     dtype: np.dtype
     shape: tuple
+    # an input the entry reads as C-contiguous (its strides are not read; codegen specialised on
+    # the layout): every call path passes such an array, or a C-contiguous copy of it
+    contiguous: bool = False
 
     @property
     def rank(self) -> int:
@@ -444,7 +449,8 @@ class _DimPlan:
 
         p, sig = self.packer, self.packer.sig
         records = [{"descr": id(np.dtype(s.dtype)) if n < p.n_in else 0, "rank": s.rank,
-                    "itemsize": p.itemsizes[n]} for n, s in enumerate(sig.inputs + sig.outputs)]
+                    "itemsize": p.itemsizes[n], "contiguous": int(s.contiguous)}
+                   for n, s in enumerate(sig.inputs + sig.outputs)]
         block = STRIDED_CALL.pack(records, entry=entry, n_objects=p.n_data, n_meta=max(1, p.n_meta),
                                   ndarray_type=id(np.ndarray), n_inputs=p.n_in, **PY_HEADER_SLOTS)
         block += STRIDED_PLAN.pack(alloc=int(self.alloc), new_array=new_array_address() or 0,

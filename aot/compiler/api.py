@@ -115,6 +115,7 @@ class CompiledFunction:
         self._lock = threading.RLock()
         self._eager_reason: str | None = None
         self._dynamic_dims: set[tuple[int, int]] = set()  # (leaf index, dim) seen to change
+        self._strided_leaves: set[int] = set()  # array leaves seen not C-contiguous after a compile
         self._fast, self._fast_entry, self._fast_hits = None, None, 0  # see _hot
         functools.update_wrapper(self, fn if not self._module else type(self._module).forward)
 
@@ -288,9 +289,9 @@ class CompiledFunction:
             found = warm_start.lookup(key, args)
         if found is None:
             return None
-        runner, out_spec, n_out = found
+        runner, out_spec, n_out, contiguous = found
         extra, env = free_variable_guards(self._fn)
-        gset = build_guards(_StaticLeaves(len(leaves)), leaves, extra, env)
+        gset = build_guards(_StaticLeaves(len(leaves)), leaves, extra, env, contiguous=contiguous)
         n = len(args)
         return CacheEntry(gset, runner, list(range(n)), [], out_spec, [("graph", k) for k in range(n_out)], None)
 
@@ -301,6 +302,7 @@ class CompiledFunction:
                                 getattr(self._fn, "__qualname__", self._fn), reason)
             for i, d in entry.guards.failed_dims(leaves):
                 self._dynamic_dims.add((i, d))
+            self._strided_leaves.update(entry.guards.failed_layouts(leaves))
 
     def _fall_back(self, reason: str, args, kwargs):
         if self._eager_reason is None:
@@ -363,10 +365,12 @@ class CompiledFunction:
         finally:
             _compiling.depth -= 1
         extra, env = free_variable_guards(self._fn)
-        gset = build_guards(cap, leaves, extra, env, names=names)
+        example = [leaves[i] for i in cap.input_index] + [f() for f in cap.lifted]
+        contiguous = self._layouts(cap, example)
+        gset = build_guards(cap, leaves, extra, env, names=names,
+                            contiguous=[i for i, c in zip(cap.input_index, contiguous) if c])
         guards_log.info("guards for %s:\n  %s", getattr(self._fn, "__qualname__", self._fn),
                         "\n  ".join(gset.texts))
-        example = [leaves[i] for i in cap.input_index] + [f() for f in cap.lifted]
         error = None
         if wait:
             runner, pending = self._build_runner(cap.gm, example)
@@ -377,6 +381,20 @@ class CompiledFunction:
                 runner, pending, error = cap.gm.forward, None, e
         return CacheEntry(gset, runner, cap.input_index, cap.lifted, cap.out_spec, cap.out_template, cap.gm,
                           pending=pending, error=error, mutations=cap.mutations)
+
+    def _layouts(self, cap, example: list) -> tuple:
+        """Which graph inputs the native code may read as C-contiguous (numba's layouts, torch's
+        stride guards): those that are now, but for arguments an earlier entry saw in another
+        layout (one generic entry serves them). Recorded on the graph (gm.meta["contiguous"]) for
+        the llvm backend; arguments get a guard each (build_guards), lifted arrays none (the
+        runtime copies one that is not, ArgSpec.contiguous)."""
+        if self._backend_name != "llvm":
+            return ()
+        n = len(cap.input_index)
+        flags = tuple(isinstance(a, np.ndarray) and a.flags.c_contiguous
+                      and not (k < n and cap.input_index[k] in self._strided_leaves) for k, a in enumerate(example))
+        cap.gm.meta["contiguous"] = flags
+        return flags
 
     def _build_runner(self, gm, example):
         """(runner, None), or for the llvm backend past its budget (gm.forward, the compile's Future)."""
@@ -443,6 +461,7 @@ class CompiledFunction:
             self._stats = CacheStats()
             self._eager_reason = None
             self._dynamic_dims.clear()
+            self._strided_leaves.clear()
             self._background.forget()  # compiles in flight finish, but install nothing
 
     @property

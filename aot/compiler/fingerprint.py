@@ -47,8 +47,8 @@ def function_key(fn, args: tuple, kwargs: dict, settings: str) -> str | None:
     h = sha256()
     h.update(env.encode())
     h.update(settings.encode())
-    for a in args:
-        h.update(f"{a.dtype.str}{a.shape}".encode())
+    for a in args:  # the layout too: the code may read an argument as C-contiguous
+        h.update(f"{a.dtype.str}{a.shape}{'C' if a.flags.c_contiguous else 'A'}".encode())
     try:
         _function(fn, h, {}, 0)
     except (Unkeyable, RecursionError):

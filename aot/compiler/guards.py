@@ -36,6 +36,12 @@ class GuardSet:
                 return f"{text} (got {_describe_failure(text, leaves, self.names)})"
         return "no guard failed"
 
+    def failed_layouts(self, leaves: list) -> list[int]:
+        """The leaves the entry's code reads as C-contiguous that are arrays of another layout now."""
+        spec = self.spec
+        return [i for i in (spec.contiguous if spec is not None else ())
+                if i < len(leaves) and isinstance(leaves[i], np.ndarray) and not leaves[i].flags.c_contiguous]
+
     def failed_dims(self, leaves: list) -> list[tuple[int, int]]:
         out = []
         for i, dims in self.static_dims.items():
@@ -78,6 +84,8 @@ def _describe_failure(text: str, leaves: list, names: list[str] | None = None) -
     if i >= len(leaves):
         return f"{len(leaves)} arguments"
     leaf = leaves[i]
+    if isinstance(leaf, np.ndarray) and text.endswith("c_contiguous"):
+        return f"a {leaf.dtype}{list(leaf.shape)} array with strides {leaf.strides}"
     if isinstance(leaf, np.ndarray):
         return f"{leaf.dtype}{list(leaf.shape)}"
     return repr(leaf)
@@ -150,20 +158,26 @@ class GuardSpec:
     env: dict
     names: list[str] | None
     all_arrays: bool
+    contiguous: tuple = ()  # the array leaves the entry's code reads as C-contiguous (a guard each)
 
 
 def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, env: dict | None = None,
-                 names: list[str] | None = None) -> GuardSet:
+                 names: list[str] | None = None, contiguous=()) -> GuardSet:
     """One GuardSet from the capture's leaves, plus `extra` (source, readable text) guards whose
-    names `env` binds. `names` are readable sources of the leaves (`L['x']`) used in the texts."""
-    return compile_guards(guard_spec(cap, leaves, extra, env, names), env)
+    names `env` binds. `names` are readable sources of the leaves (`L['x']`) used in the texts;
+    `contiguous`: the array leaves the compiled code reads as C-contiguous (torch's stride guards:
+    another layout recompiles)."""
+    return compile_guards(guard_spec(cap, leaves, extra, env, names, contiguous), env)
 
 
-def guard_spec(cap, leaves: list, extra=None, env: dict | None = None, names=None) -> GuardSpec:
+def guard_spec(cap, leaves: list, extra=None, env: dict | None = None, names=None, contiguous=()) -> GuardSpec:
     texts, static_dims, ranks = [f"len(L) == {len(leaves)}"], {}, {}
     consts, sizes = {}, []
+    contiguous = tuple(sorted(set(contiguous)))
     for i, (leaf, kind) in enumerate(zip(leaves, cap.leaf_kinds)):
         g, size_guards, dims = _leaf_guards(i, leaf, kind, cap.dynamic_dims.get(i, set()))
+        if i in contiguous:
+            g.append(f"L[{i}].flags.c_contiguous")
         texts += g + size_guards
         sizes += size_guards
         if kind == "array":
@@ -184,7 +198,7 @@ def guard_spec(cap, leaves: list, extra=None, env: dict | None = None, names=Non
     shown = (readable[:-n_shape] if n_shape else readable) + shape_texts
     values = {k: v for k, v in (env or {}).items() if not _bound_from_function(k)}
     return GuardSpec(texts, shown, readable, sizes, static_dims, ranks, consts, list(extra_readable), values,
-                     names, all(kind == "array" for kind in cap.leaf_kinds))
+                     names, all(kind == "array" for kind in cap.leaf_kinds), contiguous)
 
 
 def _bound_from_function(name: str) -> bool:

@@ -97,14 +97,18 @@ def facts_of(gm):
     return KnownFacts(dyn)
 
 
-def signature_of(func: ir.Func, name: str):
+def signature_of(func: ir.Func, name: str, contiguous: tuple = ()):
+    """The entry's runtime Signature; `contiguous`: per input, whether the code assumes it
+    C-contiguous (CodegenOptions.contiguous_inputs)."""
     from ir.size_render import python_source
     from runtime import ArgSpec, Signature
 
-    def spec(t):  # symbolic dims as Python source (output shapes are computed from it per call)
-        return ArgSpec(t.dtype.numpy, tuple(d if isinstance(d, int) else python_source(d) for d in t.shape))
+    def spec(t, contig=False):  # symbolic dims as Python source (output shapes are computed from it per call)
+        return ArgSpec(t.dtype.numpy, tuple(d if isinstance(d, int) else python_source(d) for d in t.shape),
+                       contig)
 
-    return Signature(tuple(spec(t) for t in func.arg_types), tuple(spec(t) for t in func.result_types), name)
+    inputs = tuple(spec(t, k < len(contiguous) and bool(contiguous[k])) for k, t in enumerate(func.arg_types))
+    return Signature(inputs, tuple(spec(t) for t in func.result_types), name)
 
 
 def canonical_text(module: ir.Module) -> str:
@@ -162,13 +166,20 @@ def compile_graph(gm, example_inputs, options: dict):
     func = module.funcs["main"]
     if not func.result_types:  # every output is an input or a constant: no native code to run
         return _no_code(profile_of(options))
-    fn = load_module(module, options, facts_of(gm))
+    fn = load_module(module, options, facts_of(gm), contiguous_of(gm))
     log.debug("llvm backend: compiled in %.1f ms", 1e3 * (time.perf_counter() - t0))
     runner = fn.returning_tuples()  # its `fast` is CompiledFunction's hot path
     runner.fft_precisions = fn.fft_precisions
     if hasattr(fn, "profile"):
         runner.profile = fn.profile
     return runner
+
+
+def contiguous_of(gm) -> tuple:
+    """Per graph input, whether the code may assume it C-contiguous (gm.meta["contiguous"], which
+    aot.compile sets with a guard on each such argument's layout; none without it)."""
+    meta = getattr(gm, "meta", None) or {}
+    return tuple(bool(x) for x in meta.get("contiguous", ()))
 
 
 def _no_code(profile: bool):
@@ -182,19 +193,21 @@ def _no_code(profile: bool):
     return nothing
 
 
-def load_module(module: ir.Module, options: dict, facts=None):
-    """Native callable for `module`'s function `main`, through the in-process and disk caches.
-    Thread-safe: one thread compiles a key, the others wait for it (_load_once)."""
+def load_module(module: ir.Module, options: dict, facts=None, contiguous: tuple = ()):
+    """Native callable for `module`'s function `main`, through the in-process and disk caches
+    (`contiguous`: per input, whether the code may assume it C-contiguous). Thread-safe: one thread
+    compiles a key, the others wait for it (_load_once)."""
     from codegen.options import CodegenOptions
     from runtime import JitFunction, default_num_threads
 
     target = _host(opt_level_of(options))
+    func = module.funcs["main"]
+    contiguous = tuple(contiguous[: len(func.args)]) if any(contiguous) else ()
     cg = CodegenOptions(num_threads=int(options.get("num_threads") or default_num_threads()),
-                        profile=profile_of(options))
+                        profile=profile_of(options), contiguous_inputs=contiguous)
     key = cache_key_of(module, target, cg)
     name = f"aot_{key[:24]}"
-    func = module.funcs["main"]
-    sig = signature_of(func, name)
+    sig = signature_of(func, name, contiguous)
     precisions = fft_precisions(func)
     addr = _load_once(key, lambda: _build(module, key, name, target, cg, options, facts, precisions))
     from codegen.trampolines import HELPERS  # builds runtime's call trampolines (IR only on a cache miss)

@@ -144,7 +144,7 @@ def _native_state(runner) -> dict | None:
     sig = runner.signature
     precisions = tuple(getattr(runner, "fft_precisions", ()))
     return {"object": obj, "sha256": hashlib.sha256(obj).hexdigest(), "key": key, "symbol": sig.name,
-            "inputs": [(s.dtype.str, tuple(s.shape)) for s in sig.inputs],
+            "inputs": [(s.dtype.str, tuple(s.shape), s.contiguous) for s in sig.inputs],
             "outputs": [(s.dtype.str, tuple(s.shape)) for s in sig.outputs],
             "triple": t.triple, "features": t.features, "vector_library": t.vector_library,
             "fft": precisions, "fft_libraries": _fft_libraries(precisions)}
@@ -224,7 +224,7 @@ def _runner(native: dict | None):
             store_libraries(shipped)
     addr = install_shipped(native["key"], native["symbol"], obj, native["fft"])
     _keep_on_disk(native["key"], obj)
-    sig = Signature(tuple(ArgSpec(np.dtype(d), tuple(s)) for d, s in native["inputs"]),
+    sig = Signature(tuple(ArgSpec(np.dtype(d), tuple(s), bool(c)) for d, s, c in native["inputs"]),
                     tuple(ArgSpec(np.dtype(d), tuple(s)) for d, s in native["outputs"]), native["symbol"])
     fn = JitFunction(addr, sig, helpers=HELPERS).returning_tuples()
     fn.object_key, fn.fft_precisions = native["key"], native["fft"]

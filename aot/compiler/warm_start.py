@@ -31,7 +31,8 @@ from .._pytree import LeafSpec, TreeSpec
 log = logging.getLogger(__name__)
 
 ENV_VAR = "AOT_WARM_START"
-_FORMAT = 2  # of the record (2: its trampoline is aot_call_strided); other formats are ignored
+_FORMAT = 3  # of the record (2: its trampoline is aot_call_strided; 3: inputs say whether the code
+# reads them as C-contiguous); other formats are ignored
 _lock = threading.Lock()
 _queue: list[tuple] = []  # records to link and store, in order, by one worker thread at a time
 _worker: list[threading.Thread] = []
@@ -60,8 +61,9 @@ def _keys(key: str) -> tuple[str, str]:
 
 # ---- loading --------------------------------------------------------------------------------
 def lookup(key: str, args: tuple):
-    """(runner, out_spec, n_outputs) from the disk cache for `key`, or None (missing, damaged,
-    or not matching `args`: then the caller compiles as usual)."""
+    """(runner, out_spec, n_outputs, the inputs its code reads as C-contiguous) from the disk
+    cache for `key`, or None (missing, damaged, or not matching `args`: then the caller compiles
+    as usual)."""
     record_key, lib_key = _keys(key)
     try:
         cache = _cache()
@@ -80,7 +82,7 @@ def lookup(key: str, args: tuple):
         return None
     n_out = len(record["outputs"])
     spec = LeafSpec if record["unwrap"] else TreeSpec("tuple", (), (LeafSpec,) * n_out)
-    return runner, spec, n_out
+    return runner, spec, n_out, [i for i, (_, _, c) in enumerate(record["inputs"]) if c]
 
 
 def _parse(blob: bytes, args: tuple) -> dict | None:
@@ -92,7 +94,10 @@ def _parse(blob: bytes, args: tuple) -> dict | None:
     if not isinstance(record, dict) or set(record) != fields or record["format"] != _FORMAT:
         return None
     inputs = [(a.dtype.str, tuple(a.shape)) for a in args]
-    if [(d, tuple(s)) for d, s in record["inputs"]] != inputs:  # the key says they match: be sure
+    try:
+        if [(d, tuple(s)) for d, s, _ in record["inputs"]] != inputs:  # the key says they match: be sure
+            return None
+    except (TypeError, ValueError):
         return None
     return record
 
@@ -103,7 +108,7 @@ def _load(record: dict, lib_bytes: bytes):
 
     owner = perf_map.current_owner() if perf_map.ENABLED else ""
     lib = load_library(lib_bytes, record["entry"], owner, {record["trampoline"]: "trampoline"})
-    sig = Signature(tuple(ArgSpec(d, tuple(s)) for d, s in record["inputs"]),
+    sig = Signature(tuple(ArgSpec(d, tuple(s), bool(c)) for d, s, c in record["inputs"]),
                     tuple(ArgSpec(d, tuple(s)) for d, s in record["outputs"]), record["entry"])
     fn = JitFunction(symbol_address(lib, record["entry"]), sig, keepalive=lib,
                      trampoline=symbol_address(lib, record["trampoline"]))
@@ -174,7 +179,7 @@ def _link_and_put(key: str, runner, unwrap: bool) -> None:
     lib = link_objects([obj, tramp, shared_pool_object(HELPERS)])  # the library's own thread pool
     sig = runner.signature
     rec = {"format": _FORMAT, "entry": sig.name, "trampoline": tramp_symbol, "unwrap": unwrap,
-           "inputs": [(np.dtype(s.dtype).str, tuple(s.shape)) for s in sig.inputs],
+           "inputs": [(np.dtype(s.dtype).str, tuple(s.shape), s.contiguous) for s in sig.inputs],
            "outputs": [(np.dtype(s.dtype).str, tuple(s.shape)) for s in sig.outputs]}
     record_key, lib_key = _keys(key)
     cache.put(lib_key, lib)  # the library first: a record is only ever seen with its library

@@ -118,9 +118,10 @@ def _group_object(precision: str, group: tuple, vlen: int | None, target) -> byt
         text = HELPERS.ir("fft_thunks", {"precision": precision, "offsets": offsets})
     else:
         from codegen.fft.groups import emit_group
+        from codegen.llvm.builder import module_text
 
         vlen = vlen or kernel_vlen(precision, target)
-        text = str(emit_group(precision, vlen, group, target.triple, data_layout_of(target)))
+        text = module_text(emit_group(precision, vlen, group, target.triple, data_layout_of(target)))
     return emit_object(optimize(parse(text), target), target)
 
 

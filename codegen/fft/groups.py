@@ -20,6 +20,7 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from ..kernels.parallel import as_callee
+from ..llvm.builder import Builder
 from .layouts import I64, PTR, i64, layouts_of
 from .module import _Emitter
 from .names import (
@@ -106,7 +107,7 @@ class _Imports:
         a call through a pointer, as module.py's Split passes already are)."""
         fn = L.Function(self.mod, fnty, name=f"{symbol}.import")
         fn.linkage = "internal"
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         slot = b.gep(self.table, [i64(0), i64(self.slots[symbol])], source_etype=self.table.value_type)
         target = b.load(slot, typ=PTR)
         with b.if_then(b.icmp_unsigned("==", target, L.Constant(PTR, None)), likely=False):

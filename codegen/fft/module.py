@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
+from ..llvm.builder import Builder
 from .layouts import I32, I64, PTR, Layout, for_range, i64, layouts_of
 from .names import FLAG_FORWARD, FLAG_LANES, SCRATCH_PER_LANE, SPLIT, entry_name, pass_entry_name, pass_keys
 from .passes import emit_keyed_pass
@@ -67,7 +68,7 @@ class _Emitter:
         fn = L.Function(self.mod, fnty, name=name)
         fn.linkage = "internal"
         hdr, tw, src, buf0, buf1, final = fn.args
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         cur = b.alloca(PTR, name="cur")
         b.store(src, cur)
         nf = b.load(b.gep(hdr, [i64(1)], source_etype=I64), typ=I64)
@@ -165,7 +166,7 @@ class _Emitter:
         fnty = L.FunctionType(L.VoidType(), [PTR, PTR, I64, PTR, PTR, I64, I64, I32])
         fn = L.Function(self.mod, fnty, name=pass_entry_name(precision))
         hdr, tw, f, src, dst, lo, hi, flags = fn.args
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         row = b.gep(hdr, [b.add(i64(2), b.mul(f, i64(HEADER_FIELDS)))], source_etype=I64)
         ip, l1, ido, tw_off, cs_off = (b.load(b.gep(row, [i64(c)], source_etype=I64), typ=I64)
                                        for c in range(HEADER_FIELDS))
@@ -198,7 +199,7 @@ class _Emitter:
         fn = L.Function(self.mod, fnty, name="aot_fft_copy_s")
         fn.linkage = "internal"
         src, ss, dst, ds, n, scale = fn.args
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         s = self.s
         with for_range(b, 0, n, name="e") as e:
             re, im = s.load(b, src, b.mul(e, ss))
@@ -212,7 +213,7 @@ class _Emitter:
         fn = L.Function(self.mod, fnty, name="aot_fft_gather_v")
         fn.linkage = "internal"
         src, stride, dist, n, buf = fn.args
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         with b.if_else(b.icmp_signed("==", dist, i64(1))) as (contiguous, strided):
             with contiguous, for_range(b, 0, n, name="e") as e:  # neighbour lanes: one wide load
                 self.v.store(b, buf, e, self.w.load(b, src, b.mul(e, stride)))
@@ -237,7 +238,7 @@ class _Emitter:
         fn = L.Function(self.mod, fnty, name="aot_fft_scatter_v")
         fn.linkage = "internal"
         buf, dst, stride, dist, n, scale = fn.args
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         k = self.v.splat(b, scale)
         with b.if_else(b.icmp_signed("==", dist, i64(1))) as (contiguous, strided):
             with contiguous, for_range(b, 0, n, name="e") as e:
@@ -262,7 +263,7 @@ class _Emitter:
         fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64, I32, ft, PTR])
         fn = L.Function(self.mod, fnty, name=entry_name(precision))
         hdr, tw, src, dst, howmany, istr, idist, ostr, odist, flags, scale, scratch = fn.args
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         n = b.load(hdr, typ=I64)
         nf = b.load(b.gep(hdr, [i64(1)], source_etype=I64), typ=I64)
         buf0 = scratch

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
+from ..llvm.builder import Builder
 from .codelets import FLAGS, CArith, dft
 from .layouts import I64, PTR, KPair, Layout, Wide, for_range, i64, no_vectorize_md
 from .names import SPLIT, WIDE
@@ -33,7 +34,7 @@ def _new_function(mod: L.Module, name: str, extra: tuple = ()) -> tuple[L.Functi
     fn.attributes.add("noinline")  # keeps the plan interpreter small; a call per pass is cheap
     for a in fn.args[2:5]:
         a.add_attribute("noalias")
-    return fn, L.IRBuilder(fn.append_basic_block("entry"))
+    return fn, Builder(fn.append_basic_block("entry"))
 
 
 def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Layout | None = None,

@@ -38,6 +38,7 @@ import math
 
 from llvmlite import ir as L
 
+from ..llvm.builder import Builder
 from ..llvm.loops import for_range, while_loop
 from .layouts import I32, I64, PTR, i64
 from .names import (
@@ -71,7 +72,7 @@ class _Vars:
 
     def __init__(self, b: L.IRBuilder, jump: L.Instruction):
         self.b = b
-        self.entry = L.IRBuilder(jump.parent)
+        self.entry = Builder(jump.parent)
         self.entry.position_before(jump)  # the entry block holds only the slots
 
     def new(self, init, ty=I64):
@@ -90,8 +91,8 @@ def _function(mod: L.Module, name: str, ret, args: list, internal: bool = True):
     fn = L.Function(mod, L.FunctionType(ret, args), name=name)
     if internal:
         fn.linkage = "internal"
-    entry = L.IRBuilder(fn.append_basic_block("entry"))
-    b = L.IRBuilder(fn.append_basic_block("body"))
+    entry = Builder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("body"))
     return fn, b, _Vars(b, entry.branch(b.block))
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
+from ..llvm.builder import Builder
 from .codelets import CArith
 from .layouts import I32, I64, PTR, Scalar, Wide, for_range, i64
 from .names import c2r_name, r2c_name
@@ -65,7 +66,7 @@ def emit_r2c_post(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> L.Fun
     fnty = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64, PTR, ft])
     fn = L.Function(mod, fnty, name=r2c_name(precision))
     x, h, howmany, dist, wt, scale = fn.args
-    b = L.IRBuilder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("entry"))
     k_slot = b.alloca(I64, name="k")
     with for_range(b, 0, howmany, name="row") as r:
         row = b.gep(x, [b.shl(b.mul(r, dist), i64(1))], source_etype=ft)
@@ -92,7 +93,7 @@ def _part(mod: L.Module, name: str, params: list):
     """(function, builder, k slot) of an internal part function `name` taking `params`."""
     fn = L.Function(mod, L.FunctionType(L.VoidType(), params), name=name)
     fn.linkage = "internal"
-    b = L.IRBuilder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("entry"))
     return fn, b, b.alloca(I64, name="k")
 
 
@@ -141,7 +142,7 @@ def emit_c2r_pre(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> L.Func
     fnty = L.FunctionType(L.VoidType(), [PTR, I64, PTR, I64, I64, I64, PTR])
     fn = L.Function(mod, fnty, name=c2r_name(precision))
     x, xdist, z, zdist, h, howmany, wt = fn.args
-    b = L.IRBuilder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("entry"))
     k_slot = b.alloca(I64, name="k")
     with for_range(b, 0, howmany, name="row") as r:
         xr = b.gep(x, [b.shl(b.mul(r, xdist), i64(1))], source_etype=ft)

@@ -25,6 +25,7 @@ from llvmlite import ir as L
 
 from ..kernels.common import new_kernel
 from ..kernels.parallel import parallel_for
+from ..llvm.builder import Builder
 from ..llvm.loops import alloca
 from .layouts import I32, I64, PTR, for_range, i64
 from .names import shared_name
@@ -43,7 +44,7 @@ def emit_shared(mod: L.Module, precision: str, vlen: int, pass_entry: L.Function
     fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, PTR, I32, I64])
     fn = L.Function(mod, fnty, name=shared_name(precision))
     hdr, tw, src, dst, buf, flags, nthreads = fn.args
-    b = L.IRBuilder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("entry"))
     args = alloca(b, I64, len(_ARGS), name="args")
 
     def put(name, value):
@@ -123,7 +124,7 @@ def emit_real_shared(mod: L.Module, precision: str, vlen: int) -> None:
         """The function `name`: its arguments `fields` (in order; the last is nthreads) into the
         chunk kernel's block, then parallel_for over total_of(h)."""
         fn = L.Function(mod, L.FunctionType(L.VoidType(), params), name=f"{name}_{precision}")
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         args = alloca(b, I64, len(_REAL_ARGS), name="args")
         given = dict(zip(fields, fn.args))
         for field, v in given.items():

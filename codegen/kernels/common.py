@@ -16,6 +16,7 @@ from ir.dtypes import DType
 from ir.opdef import may_raise
 from ir.symbols import is_static
 
+from ..llvm.builder import Builder, const_int
 from ..llvm.context import LowerCtx
 from ..llvm.loops import i64
 from ..llvm.lowering import lower_op
@@ -24,10 +25,27 @@ from ..llvm.types import I64, PTR, VOID
 
 @dataclass(frozen=True)
 class OperandInfo:
-    """Static facts about one kernel operand: its dtype and which iteration dims it broadcasts on."""
+    """Static facts about one kernel operand: its dtype, which iteration dims it broadcasts on, and
+    the strides (in elements, per iteration dim) that are known when the kernel is generated: an int,
+    or None where the stride is read from the argument block at run time (`strides` None: all)."""
 
     dtype: DType
     bcast: tuple[bool, ...]
+    strides: tuple | None = None
+
+    def known_stride(self, k: int) -> int | None:
+        """The stride along iteration dim k when it is a compile-time constant, else None."""
+        if self.bcast[k]:
+            return 0
+        return None if self.strides is None else self.strides[k]
+
+
+def operand_info(dtype: DType, bcast: tuple, strides: list) -> OperandInfo:
+    """An operand's facts from its descriptor's strides (LLVM values, right-aligned to the kernel's
+    dims): the constant ones are known."""
+    lead = len(bcast) - len(strides)
+    known = tuple(None if k < lead else const_int(strides[k - lead]) for k in range(len(bcast)))
+    return OperandInfo(dtype, bcast, known if any(s is not None for s in known) else None)
 
 
 def broadcast_flags(op_shape: tuple, kernel_shape: tuple) -> tuple[bool, ...]:
@@ -50,22 +68,25 @@ def new_kernel(module: L.Module, name: str) -> tuple[L.Function, L.IRBuilder]:
     fn = L.Function(module, KERNEL_TYPE, name=name)
     fn.linkage = "internal"
     fn.args[0].add_attribute("noalias")
-    b = L.IRBuilder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("entry"))
     return fn, b
 
 
 class ArgBlock:
-    """Reads the argument block of a kernel; static dims and broadcast strides fold to constants."""
+    """Reads the argument block of a kernel; static dims and known strides (broadcast ones, and
+    those of OperandInfo.strides) are constants, and the code depending on them folds."""
 
     def __init__(self, b: L.IRBuilder, args, shape: tuple, infos: list[OperandInfo]):
         self.b, self.args, self.shape, self.infos = b, args, shape, infos
         n, r = len(infos), len(shape)
         self.ptrs = [b.inttoptr(self._slot(i), PTR, name=f"p{i}") for i in range(n)]
         self.dims = [i64(d) if is_static(d) else self._slot(n + k) for k, d in enumerate(shape)]
-        self.strides = [
-            [i64(0) if info.bcast[k] else self._slot(n + r + i * r + k) for k in range(r)]
-            for i, info in enumerate(infos)
-        ]
+        self.strides = [[self._stride(info, k, n + r + i * r + k) for k in range(r)]
+                        for i, info in enumerate(infos)]
+
+    def _stride(self, info: OperandInfo, k: int, slot: int):
+        known = info.known_stride(k)
+        return self._slot(slot) if known is None else i64(known)
 
     def _slot(self, i: int):
         p = self.b.gep(self.args, [i64(i)], source_etype=I64)

@@ -27,6 +27,7 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType
 
+from ..llvm.builder import Builder
 from ..llvm.loops import alloca, for_range, i64
 from ..llvm.types import I8, I64, PTR, memory_type
 from .common import new_kernel
@@ -39,7 +40,7 @@ class _Kernel:
     def __init__(self, module: L.Module, name: str):
         self.fn, self.entry = new_kernel(module, name)
         self.args, self.begin, self.end = self.fn.args
-        self.b = L.IRBuilder(self.fn.append_basic_block("body"))
+        self.b = Builder(self.fn.append_basic_block("body"))
 
     def slot(self, i: int):
         return self.b.load(self.b.gep(self.args, [i64(i)], source_etype=I64), typ=I64)

@@ -78,6 +78,12 @@ def emit_elementwise(
             if not info.bcast[-1]:
                 contig = b.and_(contig, b.icmp_signed("==", ab.strides[i][-1], i64(1)))
 
+    if r == 1:  # one row: the range itself (a contiguous kernel, its dims coalesced)
+        bases = [elem_ptr(b, info.dtype, ab.ptrs[n], b.mul(begin, ab.strides[n][0])) for n, info in enumerate(infos)]
+        _row(b, sctx, vctx, contig, block, inputs, outputs, bases, b.sub(end, begin), ab)
+        b.ret_void()
+        return fn
+
     # the rows of one plane (dim -2) per iteration
     with segment_loop(b, begin, end, "row", unroll=False) as seg:
         i = seg.i

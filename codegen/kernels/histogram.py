@@ -27,6 +27,7 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType, float64, int64
 
+from ..llvm.builder import Builder
 from ..llvm.cast import convert
 from ..llvm.context import LowerCtx
 from ..llvm.loops import alloca, elem_ptr, for_range, i64, load_scalar, load_vector, store_scalar
@@ -187,7 +188,7 @@ def emit_histogram(module: L.Module, target: Target, name: str, dts: Dtypes, nb:
     """The chunk kernel (see the module docstring); `lanes`: samples per vector (1: scalar)."""
     fn, entry = new_kernel(module, name)
     args, tb, te = fn.args
-    b = L.IRBuilder(fn.append_basic_block("body"))
+    b = Builder(fn.append_basic_block("body"))
     ctx = LowerCtx(module, b, target, 1, helpers)
     kb = _Kernel(b, args, dts, ctx)
     bins = _Bins(kb, dts, nb, kb.bounds)

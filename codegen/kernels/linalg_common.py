@@ -23,10 +23,20 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType, complex128, float64
 
+from ..llvm.builder import Builder
 from ..llvm.cast import convert
 from ..llvm.context import LowerCtx
-from ..llvm.loops import alloca, elem_ptr, for_range, i64, lane_mask, load_scalar, load_vector, store_scalar
-from ..llvm.loops import store_vector
+from ..llvm.loops import (
+    alloca,
+    elem_ptr,
+    for_range,
+    i64,
+    lane_mask,
+    load_scalar,
+    load_vector,
+    store_scalar,
+    store_vector,
+)
 from ..llvm.mathfns import libm
 from ..llvm.types import I64, PTR, value_type
 from ..targets.base import Target
@@ -45,9 +55,9 @@ class KernelBuilder:
         else:  # an internal helper function the kernels call
             self.fn = L.Function(module, ftype, name=name)
             self.fn.linkage = "internal"
-            self.b = L.IRBuilder(self.fn.append_basic_block("entry"))
+            self.b = Builder(self.fn.append_basic_block("entry"))
         self.module, self.target, self.helpers = module, target, helpers
-        self.ab = L.IRBuilder(self.b.block)  # the entry block holds the allocas
+        self.ab = Builder(self.b.block)  # the entry block holds the allocas
         self.body = self.fn.append_basic_block("body")
         self.b.position_at_end(self.body)
 

@@ -25,8 +25,22 @@ from ir.dtypes import DType
 from ..llvm.loops import elem_ptr, for_range, i64, while_loop
 from ..llvm.types import I1, I64, PTR
 from ..targets.base import Target
-from .linalg_common import BatchArgs, KernelBuilder, Layout, Matrix, compute_dtype, convert_value, dot_conj
-from .linalg_common import fill, imin, nonfinite, operand_matrix, scaled_norm, shared_function, strip
+from .linalg_common import (
+    BatchArgs,
+    KernelBuilder,
+    Layout,
+    Matrix,
+    compute_dtype,
+    convert_value,
+    dot_conj,
+    fill,
+    imin,
+    nonfinite,
+    operand_matrix,
+    scaled_norm,
+    shared_function,
+    strip,
+)
 from .linalg_jacobi import EPS, MAX_SWEEPS, TINY, phase, rotate_rows, rotation
 
 OPERANDS = {True: ("a", "u", "s", "vh", "work"), False: ("a", "s", "work")}

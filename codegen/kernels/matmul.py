@@ -6,8 +6,9 @@ column k (any strides), so a k step is NV loads, MR broadcasts and MR*NV fused m
 The B panel (KC x NV vectors, on the stack) is copied contiguous once per (column block, k block)
 and reused by every row tile of the thread: B's rows are often a power of two apart, which would
 otherwise map every load of the k loop to one L1 set. C must be contiguous along N (the caller
-checks at run time and otherwise takes the general reduction path); B may have any strides; the last column block
-is zero-padded in the panel and stored masked, the last rows (M % MR) run one row at a time.
+checks at run time and otherwise takes the general reduction path); B may have any strides; column blocks
+are loaded and stored masked (the last one is zero-padded in the panel), the last rows (M % MR) run
+one row at a time.
 Each C element accumulates over k in order with FMA (a k block resumes from the stored partial
 sum, exactly), so results do not depend on the blocking or the thread split: the parallel range
 is the row tiles.
@@ -127,11 +128,10 @@ def emit_matmul(module: L.Module, target: Target, name: str, dt: DType, helpers:
                     with partial, for_range(b, 0, left, name="r", unroll=False) as r:
                         tile(b.add(i0, r), 1, j, kb, kc, masks)
 
-    n_full = b.and_(n, i64(-width))
-    with for_range(b, 0, n_full, width, name="j", unroll=False) as j:
-        column_block(j, None)
-    with b.if_then(b.icmp_signed("<", n_full, n)):
-        rem = b.sub(n, n_full)
-        column_block(n_full, [lane_mask(ctx, b.sub(rem, i64(v * vlen))) for v in range(NV)])
+    # every column block is masked (all lanes but in the last): one copy of the block's loops
+    # (compile time); the masks touch only C's loads and stores and the panel's packing
+    with for_range(b, 0, n, width, name="j", unroll=False) as j:
+        rem = b.sub(n, j)
+        column_block(j, [lane_mask(ctx, b.sub(rem, i64(v * vlen))) for v in range(NV)])
     b.ret_void()
     return fn

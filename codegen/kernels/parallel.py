@@ -35,6 +35,7 @@ from llvmlite import ir as L
 
 from ir.abi_slots import SHARED_PARALLEL_FOR
 
+from ..llvm.builder import Builder, module_text
 from ..llvm.loops import for_range, i64
 from ..llvm.types import I32, I64, PTR, VOID
 from ..llvm.unload import on_unload
@@ -66,10 +67,10 @@ def shared_pool_ir() -> str:
     module = L.Module(name="aot_shared_pool")
     inner = parallel_for(module)
     fn = shared_parallel_for(module)
-    b = L.IRBuilder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("entry"))
     b.call(inner, list(fn.args))
     b.ret_void()
-    return str(module)
+    return module_text(module)
 
 
 def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:
@@ -84,7 +85,7 @@ def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:
     fn = L.Function(module, L.FunctionType(VOID, [PTR, PTR, I64, I64, I64]), name=PARALLEL_FOR)
     fn.linkage = "internal"
     kern, args, total, nthreads, align = fn.args
-    b = L.IRBuilder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("entry"))
     nthreads = _clamp(b, nthreads, 1, MAX_THREADS)  # the count may come from the environment
     # chunk = ceil(total / nthreads) rounded up to a multiple of align
     chunk = b.sdiv(b.sub(b.add(total, nthreads), i64(1)), nthreads)
@@ -147,7 +148,7 @@ class _Pool:
         """`void run_chunks(i64 gen)`: claim and run chunks of generation `gen` until none is left."""
         fn = _function(self.module, "aot.pool.run_chunks", VOID, [I64])
         (gen,) = fn.args
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         loop, claim, run, out = (fn.append_basic_block(n) for n in ("loop", "claim", "run", "out"))
         b.branch(loop)
         b.position_at_end(loop)
@@ -176,7 +177,7 @@ class _Pool:
         """`ptr worker(ptr gen0)`: until `stop`, wait for a generation after the last one seen and
         run its chunks (a stop seen while waiting runs the latest job's chunks first: none left)."""
         fn = _function(self.module, "aot.pool.worker", PTR, [PTR])
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         first = b.ptrtoint(fn.args[0], I64)
         entry = b.block
         outer, exit_ = fn.append_basic_block("wait"), fn.append_basic_block("exit")
@@ -231,7 +232,7 @@ class _Pool:
         the chunks nobody claims)."""
         fn = _function(self.module, "aot.pool.ensure_started", VOID, [I64])
         (nthreads,) = fn.args
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         getpid = _declare(self.module, "getpid", I32, [])
         create = _declare(self.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
         attr = b.alloca(L.ArrayType(L.IntType(8), _ATTR))  # pthread_attr_t (56 bytes on x86-64 glibc)
@@ -270,7 +271,7 @@ class _Pool:
         """`void shutdown()`: stop and join this process's workers (a no-op when there are none);
         the pool starts afresh if used again."""
         fn = _function(self.module, "aot.pool.shutdown", VOID, [])
-        b = L.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         join = _declare(self.module, "pthread_join", I32, [I64, PTR])
         pid = b.call(_declare(self.module, "getpid", I32, []), [])
         with b.if_then(self._ours(b, pid)):

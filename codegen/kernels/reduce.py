@@ -18,6 +18,7 @@ from ir.dtypes import DType, int64
 from ir.reductions import REDUCTIONS
 
 from ..llvm import complexops as C
+from ..llvm.builder import Builder
 from ..llvm.cast import convert
 from ..llvm.context import LowerCtx, declare
 from ..llvm.loops import (
@@ -156,7 +157,7 @@ def emit_reduce(module: L.Module, target: Target, name: str, spec: ReduceSpec, h
     r = len(shape)
     axes = tuple(sorted({a % r for a in axes}))
     fn, b = new_kernel(module, name)
-    entry_b = L.IRBuilder(fn.entry_basic_block)
+    entry_b = Builder(fn.entry_basic_block)
     args, begin, end = fn.args
     infos = inputs + [output]
     ab = ArgBlock(b, args, shape, infos)
@@ -655,7 +656,7 @@ def _over_reduced(b: L.IRBuilder, ab: ArgBlock, axes, offs: list, step) -> None:
 
 def _entry_builder(b: L.IRBuilder) -> L.IRBuilder:
     """A builder at the start of b's function's entry block (for stack slots)."""
-    entry_b = L.IRBuilder(b.function.entry_basic_block)
+    entry_b = Builder(b.function.entry_basic_block)
     entry_b.position_at_start(b.function.entry_basic_block)
     return entry_b
 

@@ -29,6 +29,7 @@ from ir.core import Block
 from ir.dtypes import DType
 from ir.scans import combine_body, record
 
+from ..llvm.builder import Builder
 from ..llvm.cast import convert
 from ..llvm.context import LowerCtx
 from ..llvm.loops import (
@@ -111,7 +112,7 @@ class _Kernel:
         r = len(spec.shape)
         self.fn, self.b = new_kernel(module, name)
         self.args, self.begin, self.end = self.fn.args
-        self.entry_b = L.IRBuilder(self.fn.entry_basic_block)
+        self.entry_b = Builder(self.fn.entry_basic_block)
         self.entry_b.position_at_start(self.fn.entry_basic_block)
         infos = [OperandInfo(spec.src, (False,) * r), OperandInfo(spec.dtype, (False,) * r)]
         self.ab = ArgBlock(self.b, self.args, spec.shape, infos)

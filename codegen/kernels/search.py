@@ -15,6 +15,7 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType
 
+from ..llvm.builder import Builder
 from ..llvm.loops import for_range, i64
 from ..llvm.types import I64, PTR, memory_type
 from .common import new_kernel
@@ -42,7 +43,7 @@ def _less(b: L.IRBuilder, dt: DType, x, y):
 def emit_searchsorted(module: L.Module, name: str, dt: DType, rank: int, side: str) -> L.Function:
     fn, entry = new_kernel(module, name)  # the entry block holds the stack slots
     args, begin, end = fn.args
-    b = L.IRBuilder(fn.append_basic_block("body"))
+    b = Builder(fn.append_basic_block("body"))
 
     def slot(i):
         return b.load(b.gep(args, [i64(i)], source_etype=I64), typ=I64)

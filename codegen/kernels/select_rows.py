@@ -31,6 +31,7 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType
 
+from ..llvm.builder import Builder
 from ..llvm.loops import alloca, for_range, i64, while_loop
 from ..llvm.types import I1, I8, I64, PTR
 from .common import new_kernel
@@ -139,7 +140,7 @@ def emit_select_rows(module: L.Module, name: str, dt: DType, rank: int, lanes: i
     lane = lane_function(module, dt, lanes)
     fn, entry = new_kernel(module, name)
     args, begin, end = fn.args
-    b = L.IRBuilder(fn.append_basic_block("body"))
+    b = Builder(fn.append_basic_block("body"))
     a = _Args(b, args)
     x, idx, out, scratch = a.ptr(0), a.ptr(1), a.ptr(2), a.ptr(3)
     rows, nslots, n, npos, slot_bytes, xs, iqs, oqs = (a(i) for i in range(4, SELECT_FIXED))
@@ -199,7 +200,7 @@ def emit_partition_rows(module: L.Module, name: str, dt: DType, rank: int, ks: i
     lane = lane_function(module, dt, lanes)
     fn, entry = new_kernel(module, name)
     args, begin, end = fn.args
-    b = L.IRBuilder(fn.append_basic_block("body"))
+    b = Builder(fn.append_basic_block("body"))
     a = _Args(b, args)
     x, out, scratch, kth = a.ptr(0), a.ptr(1), a.ptr(2), a.ptr(3)
     nk, rows, nslots, n, slot_bytes, xs, os_ = (a(i) for i in range(4, PARTITION_FIXED))

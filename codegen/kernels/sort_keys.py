@@ -13,11 +13,11 @@ Keys are computed from the elements' bits (integer ops only), so NaN payloads ne
 
 from __future__ import annotations
 
-
 from llvmlite import ir as L
 
 from ir.dtypes import DType
 
+from ..llvm.builder import Builder
 from ..llvm.loops import alloca, for_range, i64
 from ..llvm.types import I1, I8, I64, PTR
 
@@ -149,8 +149,8 @@ def new_function(module: L.Module, name: str, ret: L.Type, args: list) -> tuple[
     (fn, entry builder, body builder). The caller branches entry -> body at the end (`seal`)."""
     fn = L.Function(module, L.FunctionType(ret, args), name=name)
     fn.linkage = "internal"
-    entry = L.IRBuilder(fn.append_basic_block("entry"))
-    b = L.IRBuilder(fn.append_basic_block("body"))
+    entry = Builder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("body"))
     return fn, entry, b
 
 

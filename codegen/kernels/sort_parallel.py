@@ -22,6 +22,7 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType
 
+from ..llvm.builder import Builder
 from ..llvm.loops import for_range, i64
 from ..llvm.types import I64, PTR
 from .common import new_kernel
@@ -46,7 +47,7 @@ def _kernel(module: L.Module, name: str, nslots: int):
     fn, entry = new_kernel(module, name)
     args, begin, end = fn.args
     slots = [entry.load(entry.gep(args, [i64(i)], source_etype=I64), typ=I64) for i in range(nslots)]
-    b = L.IRBuilder(fn.append_basic_block("body"))
+    b = Builder(fn.append_basic_block("body"))
     return fn, entry, b, slots, (begin, end)
 
 

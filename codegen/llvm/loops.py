@@ -8,6 +8,7 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType
 
+from .builder import const_int, dead_code
 from .cast import load_fixup, store_fixup
 from .context import LowerCtx
 from .types import I1, I32, I64, memory_type, scalar_type
@@ -36,9 +37,18 @@ def rolled_md(module: L.Module):
 def for_range(b: L.IRBuilder, start, stop, step=1, name: str = "i", loop_md=None, unroll: bool = True):
     """for (i = start; i < stop; i += step) { body }; yields i. The builder ends after the loop.
     `loop_md` is attached to the back edge as llvm.loop metadata (e.g. to keep a loop scalar);
-    `unroll=False` attaches rolled_md."""
+    `unroll=False` attaches rolled_md. Constant bounds with no iteration or one emit no loop."""
     start = i64(start) if isinstance(start, int) else start
     stop = i64(stop) if isinstance(stop, int) else stop
+    lo, hi, by = const_int(start), const_int(stop), step if isinstance(step, int) else const_int(step)
+    if lo is not None and hi is not None and by is not None and by > 0 and hi - lo <= by:
+        # no iteration (its body goes where no edge leads), or one (straight-line code)
+        if hi <= lo:
+            with dead_code(b):
+                yield start
+        else:
+            yield start
+        return
     if not unroll:
         loop_md = rolled_md(b.module)
     with segment_loop(b, start, stop, name, loop_md) as seg:

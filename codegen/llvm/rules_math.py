@@ -11,10 +11,11 @@ from ir.dtypes import DType
 from ir.opdef import OPDEFS
 
 from . import complexops as C
+from .builder import Builder
 from .cast import convert
 from .context import LowerCtx
-from .rule_table import LIBM_RULE, out_dtype, rule
 from .mathfns import libm
+from .rule_table import LIBM_RULE, out_dtype, rule
 from .rules_arith import as_dtype, raise_missing
 
 # complex versions of rows lowered through libm (OpDef.libm), where numpy's formula is simple
@@ -179,7 +180,7 @@ def _build_ipow(ctx: LowerCtx, dt: DType) -> L.Function:
         fn.append_basic_block("loop"),
         fn.append_basic_block("done"),
     )
-    b = L.IRBuilder(entry)
+    b = Builder(entry)
     zero, one = L.Constant(t, 0), L.Constant(t, 1)
     neg = b.icmp_signed("<", exp, zero)
     b.cbranch(neg, done, loop)

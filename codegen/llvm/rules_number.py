@@ -9,6 +9,7 @@ from llvmlite import ir as L
 
 from ir.dtypes import DType, float64, int32
 
+from .builder import Builder
 from .cast import convert
 from .context import LowerCtx
 from .rule_table import in_dtypes, out_dtype, rule
@@ -23,7 +24,7 @@ def _build_gcd(ctx: LowerCtx, dt: DType, lcm: bool) -> L.Function:
     fn = L.Function(ctx.module, L.FunctionType(t, [t, t]), name=f"aot.{'lcm' if lcm else 'gcd'}.{dt.name}")
     fn.linkage = "internal"
     entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "done"))
-    b = L.IRBuilder(entry)
+    b = Builder(entry)
     zero = L.Constant(t, 0)
     ua, ub = (b.select(b.icmp_signed("<", v, zero), b.neg(v), v) for v in fn.args)
     b.cbranch(b.icmp_unsigned("==", ua, zero), done, loop)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
+from .builder import Builder
 from .types import I32, PTR, VOID
 
 UNLOAD = "aot.unload"
@@ -20,12 +21,12 @@ def on_unload(module: L.Module, cleanup: L.Function) -> None:
     if fn is None:
         fn = L.Function(module, L.FunctionType(VOID, []), name=UNLOAD)
         fn.linkage = "internal"
-        L.IRBuilder(fn.append_basic_block("entry")).ret_void()
+        Builder(fn.append_basic_block("entry")).ret_void()
         entry_t = L.LiteralStructType([I32, PTR, PTR])
         entry = L.Constant(entry_t, [L.Constant(I32, 65535), fn, L.Constant(PTR, None)])
         dtors = L.GlobalVariable(module, L.ArrayType(entry_t, 1), name="llvm.global_dtors")
         dtors.linkage = "appending"
         dtors.initializer = L.Constant(L.ArrayType(entry_t, 1), [entry])
-    b = L.IRBuilder()
+    b = Builder()
     b.position_before(fn.entry_basic_block.terminator)
     b.call(cleanup, [])

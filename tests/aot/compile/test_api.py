@@ -239,7 +239,12 @@ def test_dynamic_fast_path_checks_sizes_and_leaves_the_rest_to_the_native_call()
         f(x, x)
     fast = f._fast
     assert fast is not None
+    assert fast(x[::2], x[1::2]) is None  # the entry reads x and y as C-contiguous
+    np.testing.assert_array_equal(f(x[::2], x[1::2]), x[::2] * x[1::2] + 1.0)  # an entry for any layout
+    f(x[::2], x[1::2])
+    fast = f._entries[-1].fast
     np.testing.assert_array_equal(fast(x[::2], x[1::2]), x[::2] * x[1::2] + 1.0)
+    np.testing.assert_array_equal(fast(x[::-1], x), x[::-1] * x + 1.0)
     for args in ((x, x[:5]), (x, x.astype(np.float32)), (x, x.reshape(2, 3)), (x, list(x)), (x,), (x[:1], x[:1])):
         assert fast(*args) is None, args  # then the general path: guards, recompiles, numpy's errors
     with pytest.raises(ValueError):

@@ -47,9 +47,16 @@ def test_non_contiguous_inputs(layout):
     pick = {"reversed": lambda a: a[::-1], "step": lambda a: a[::3, ::2], "column": lambda a: a[:, 3:17],
             "transposed": lambda a: a.T}[layout]
     x, y = pick(base), pick(base * 2)
-    fast = _warm(f, np.ones(x.shape), np.ones(x.shape))
+    contiguous = _warm(f, np.ones(x.shape), np.ones(x.shape))
+    assert contiguous(x, y) is None  # that entry's code reads its arguments as C-contiguous
+    np.testing.assert_array_equal(f(x, y), x * y + 1.0)  # the layout guard fails: an entry for any layout
+    f(x, y)
+    fast = f._entries[-1].fast
+    assert type(fast).__name__ == "builtin_function_or_method"
     np.testing.assert_array_equal(fast(x, y), x * y + 1.0)
-    np.testing.assert_array_equal(f(x, y), x * y + 1.0)
+    for shape in ((7, 5), (30, 40)):  # other sizes and layouts through the native strided call
+        a, b = np.ones(shape)[::-1], np.arange(float(np.prod(shape))).reshape(shape).T.copy().T
+        np.testing.assert_array_equal(fast(a, b), a * b + 1.0)
 
 
 def test_broadcast_and_size_one_inputs():
@@ -95,7 +102,7 @@ def test_guards_python_keeps_and_output_expressions():
         return np.concatenate([x, y]).reshape(-1, 2).sum(1)
 
     c = aot.compile(f, dynamic=True)
-    fast = _warm(c, np.arange(6.0), np.arange(4.0))
+    fast = _warm(c, np.arange(6.0)[::-1], np.arange(4.0))
     assert type(fast).__name__ == "function"  # the output size is an expression: computed in Python
     x, y = np.arange(10.0)[::-1], np.arange(8.0)
     np.testing.assert_array_equal(fast(x, y), f(x, y))
@@ -140,7 +147,7 @@ def test_native_status_raises_numpys_error():
 
 def test_output_allocation_failure_raises_memory_error():
     c = aot.compile(lambda a, b: a * b, dynamic=True)
-    fast = _warm(c, np.ones((3, 1)), np.ones((1, 4)))
+    fast = _warm(c, np.broadcast_to(np.ones(1), (3, 1)), np.broadcast_to(np.ones(1), (1, 4)))
     a = np.broadcast_to(np.ones(1), (2**22, 1))
     b = np.broadcast_to(np.ones(1), (1, 2**22))
     with pytest.raises(MemoryError):  # 128 TiB of output, refused by numpy's allocator
@@ -154,7 +161,10 @@ def test_static_entries_call_the_trampoline_itself(layout):
     wide = np.random.default_rng(3).random((6, 9))
     x = {"contiguous": base, "reversed": base[::-1], "column": wide[:, 2:8], "transposed": base.T,
          "broadcast": np.broadcast_to(base[0], (6, 6))}[layout]
-    fast = _warm(f, base, base)
+    if layout != "contiguous":
+        g = aot.compile(lambda x, y: (x * y + 1.0, x - y))
+        assert _warm(g, base, base)(x, base) is None  # an entry specialised on C order refuses it
+    fast = _warm(f, x, base)  # an entry for x's layout (any strides)
     assert type(fast).__name__ == "builtin_function_or_method"
     s, d = fast(x, base)
     np.testing.assert_array_equal(s, x * base + 1.0)

@@ -32,7 +32,9 @@ PROGRAMS = [fused_chain, with_reductions, mixed_views]
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
 def test_every_layout_pair(program, dtype):
-    """One compile per program; then every pair of input layouts (36) through the same entry."""
+    """Every pair of input layouts (36): the entry specialised on C-contiguous arguments, then one
+    recompile per argument first seen in another layout (its layout guard fails); every other pair
+    reuses one of those three entries."""
     x, y = make(dtype, (4, 6), seed=1, specials=False), make(dtype, (4, 6), seed=2, specials=False)
     f = aot.compile(program)
     lx, ly = layouts(x), layouts(y)
@@ -42,7 +44,7 @@ def test_every_layout_pair(program, dtype):
             for k, (g, w) in enumerate(zip(got if isinstance(got, tuple) else (got,),
                                            want if isinstance(want, tuple) else (want,))):
                 assert_same(g, w, RTOL[dtype] * (8 if w.ndim == 0 or k == 0 else 1), f"{nx} x {ny} result {k}")
-    assert f.cache_info()["compiles"] == 1
+    assert f.cache_info()["compiles"] == 3
 
 
 def test_large_strided_inputs_take_the_vector_and_threaded_paths():

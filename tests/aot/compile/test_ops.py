@@ -137,7 +137,8 @@ def test_elementwise(case: Case, dtype: str):
         want = reference(fn, *args, *odd)
         assert_same(got[0], want[0], rtol, f"{case.op} {dtype} {name}")
         assert_same(got[1], want[1], rtol, f"{case.op} {dtype} shapes {[a.shape for a in odd]}")
-    assert compiled.cache_info()["compiles"] == 1
+    # the entry specialised on C-contiguous arguments, then one for the other layouts (their guards)
+    assert compiled.cache_info()["compiles"] == 2
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
