@@ -74,10 +74,10 @@ def optimize_ir(llmod, target=None) -> str:
     its assembly on "aot.asm" when that logger is enabled)."""
     from .llvm.builder import module_text
     from .targets import emit_assembly, host_target, optimize
-    from .targets.base import parse
+    from .targets.base import is_lean, parse
 
     target = target or host_target()
-    ref = optimize(parse(module_text(llmod)), target)
+    ref = optimize(parse(module_text(llmod)), target, lean=is_lean(llmod))
     if logging.getLogger("aot.asm").isEnabledFor(logging.INFO):
         emit_assembly(ref, target)
     return str(ref)
@@ -88,7 +88,7 @@ def compile_object(llmod, target=None, *, portable: bool = False) -> bytes:
     to the target ABI's oldest symbol versions (targets/glibc.py)."""
     from .llvm.builder import module_text
     from .targets import emit_object, host_target, optimize
-    from .targets.base import parse
+    from .targets.base import is_lean, parse
     from .targets.glibc import pin_symbol_versions
 
     target = target or host_target()
@@ -96,7 +96,7 @@ def compile_object(llmod, target=None, *, portable: bool = False) -> bytes:
     text = module_text(llmod)
     if portable:
         text = pin_symbol_versions(text, target.triple)
-    return emit_object(optimize(parse(text), target), target)
+    return emit_object(optimize(parse(text), target, lean=is_lean(llmod)), target)
 
 
 # LLVM's O3 and code generation take ~70-80 us per instruction of the unoptimised module (measured
@@ -125,8 +125,8 @@ def _announce_large(llmod) -> None:
 def compile_assembly(llmod, target=None) -> str:
     from .llvm.builder import module_text
     from .targets import emit_assembly, host_target, optimize
-    from .targets.base import parse
+    from .targets.base import is_lean, parse
 
     target = target or host_target()
     _announce_large(llmod)
-    return emit_assembly(optimize(parse(module_text(llmod)), target), target)
+    return emit_assembly(optimize(parse(module_text(llmod)), target, lean=is_lean(llmod)), target)

@@ -74,6 +74,7 @@ def emit_entry(module: L.Module, target: Target, func, options: CodegenOptions) 
     """Emit `i32 func.name(ptr data, ptr meta)` for an ir Func."""
     _load_rules(func)
     fn = L.Function(module, L.FunctionType(I32, [PTR, PTR]), name=func.name)
+    fn.aot_lean = True  # host code: allocations, argument blocks and launches, no loops of its own
     data, meta = fn.args
     entry = fn.append_basic_block("entry")
     body = fn.append_basic_block("body")

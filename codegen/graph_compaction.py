@@ -22,6 +22,7 @@ from ir.types import TensorType
 from .graph_base import Desc, EntryCtx, entry_rule
 from .graph_ops import copy
 from .kernels.compaction import emit_count, emit_fill, emit_write
+from .llvm.builder import emit_if
 from .llvm.loops import alloca, for_range, i64
 from .llvm.types import I8, I64
 
@@ -78,13 +79,12 @@ def run_compaction(ectx: EntryCtx, dt, rows: _Rows, mask, m_stride, n, size, fil
     offsets = buf
     totals = b.gep(buf, [b.mul(blocks, i64(8))], source_etype=I8)
     work = b.mul(n, rows.inner)
-    with b.if_else(b.icmp_signed(">", blocks, i64(1))) as (several, one):
-        with several:
-            count = emit_count(ectx.module, ectx.kernel_name("compact_count", "mask"))
-            ectx.call_kernel(count, [mask, m_stride, n, blen, totals], blocks, 1, work=n)
-            _exclusive_scan(ectx, totals, offsets, blocks)
-        with one:
-            b.store(i64(0), offsets)
+    def several():
+        count = emit_count(ectx.module, ectx.kernel_name("compact_count", "mask"))
+        ectx.call_kernel(count, [mask, m_stride, n, blen, totals], blocks, 1, work=n)
+        _exclusive_scan(ectx, totals, offsets, blocks)
+
+    emit_if(b, b.icmp_signed(">", blocks, i64(1)), several, lambda: b.store(i64(0), offsets))
     write = emit_write(ectx.module, ectx.kernel_name("compact_write", dt), dt, single=not rows.contiguous)
     slots = [rows.src, rows.src_stride, mask, m_stride, n, blen, offsets, totals, rows.dst,
              rows.dst_stride, size, rows.inner]

@@ -34,6 +34,7 @@ from .kernels.common import OperandInfo, broadcast_flags, max_element_bits, oper
 from .kernels.elementwise import emit_elementwise
 from .kernels.gather import emit_gather
 from .kernels.reduce import ReduceSpec, emit_reduce
+from .llvm.builder import const_int, emit_if
 from .llvm.cast import convert
 from .llvm.context import LowerCtx
 from .llvm.loops import alloca, elem_ptr, for_range, i64, store_scalar
@@ -211,14 +212,15 @@ def run_reduce(ectx: EntryCtx, red: Reduction, ins: list[Desc], out: Desc, allow
     few = b.icmp_signed("<", total, i64(nt))
     big = b.icmp_signed(">=", work, i64(max(ectx.options.parallel_threshold, 1)))
     long_axis = b.icmp_signed(">=", dims[axes[0]], i64(2 * nt))
-    with b.if_else(b.and_(few, b.and_(big, long_axis))) as (then, otherwise):
-        with then:
-            if arg:
-                split_arg(ectx, spec, slots, out)
-            else:
-                _split_partials(ectx, red, spec, slots, [dims[k] for k in kept], kept, out)
-        with otherwise:
-            ectx.call_kernel(kern, slots, total, 1, work=work)
+
+    def split():
+        if arg:
+            split_arg(ectx, spec, slots, out)
+        else:
+            _split_partials(ectx, red, spec, slots, [dims[k] for k in kept], kept, out)
+
+    emit_if(b, b.and_(few, b.and_(big, long_axis)), split,
+            lambda: ectx.call_kernel(kern, slots, total, 1, work=work))
 
 
 def _out_strides(out: Desc, r: int, axes: tuple, keepdims: bool) -> list:
@@ -371,14 +373,16 @@ def _reshape(ectx: EntryCtx, op, x, out):
         good = b.or_(b.icmp_signed("==", x.shape[k], i64(1)), b.icmp_signed("==", x.strides[k], expect))
         ok = b.and_(ok, good)
         expect = b.mul(expect, x.shape[k])
+    if const_int(ok) == 1:  # known contiguous: the view itself
+        return [Desc(x.dtype, x.data, shape, contiguous_strides(b, shape), tuple(rt.shape))]
     slot = alloca(ectx.alloca_builder, PTR)
-    with b.if_else(ok) as (then, otherwise):
-        with then:
-            b.store(x.data, slot)
-        with otherwise:
-            tmp = ectx.alloc(TensorType(x.dtype, x.static_shape))
-            copy(ectx, x, tmp)
-            b.store(tmp.data, slot)
+
+    def copied():
+        tmp = ectx.alloc(TensorType(x.dtype, x.static_shape))
+        copy(ectx, x, tmp)
+        b.store(tmp.data, slot)
+
+    emit_if(b, ok, lambda: b.store(x.data, slot), copied)
     data = b.load(slot, typ=PTR)
     return [Desc(x.dtype, data, shape, contiguous_strides(b, shape), tuple(rt.shape))]
 
@@ -530,11 +534,7 @@ def _matmul(ectx: EntryCtx, op, a, b, out):
             blocked()
             return [o]
         ok = bld.and_(bld.icmp_signed("==", o.strides[1], i64(1)), bld.icmp_signed(">", a.shape[1], i64(0)))
-        with bld.if_else(ok) as (then, general):
-            with then:
-                blocked()
-            with general:
-                _matmul_reduce(ectx, op, a, b, o, dt)
+        emit_if(bld, ok, blocked, lambda: _matmul_reduce(ectx, op, a, b, o, dt))
         return [o]
     _matmul_reduce(ectx, op, a, b, o, dt)
     return [o]

@@ -24,6 +24,7 @@ from .graph_ops import identity_body
 from .kernels.common import OperandInfo
 from .kernels.reduce import ReduceSpec
 from .kernels.scan import ScanSpec, emit_blocks, emit_lanes
+from .llvm.builder import emit_if
 from .llvm.loops import i64
 from .split_reduce import split_reduce
 
@@ -77,11 +78,8 @@ def run_scan(ectx: EntryCtx, spec: ScanSpec, x: Desc, o: Desc) -> None:
     few = b.icmp_signed("<", lanes, i64(nt))
     long_axis = b.icmp_signed(">=", n, i64(4 * nt))
     big = b.icmp_signed(">=", work, i64(max(ectx.options.parallel_threshold, 1)))
-    with b.if_else(b.and_(few, b.and_(long_axis, big))) as (then, otherwise):
-        with then:
-            _blocked(ectx, spec, slots, n, lanes, work, nt)
-        with otherwise:
-            by_lanes()
+    emit_if(b, b.and_(few, b.and_(long_axis, big)), lambda: _blocked(ectx, spec, slots, n, lanes, work, nt),
+            by_lanes)
 
 
 def _may_block(ectx: EntryCtx, spec: ScanSpec, nt: int) -> bool:

@@ -15,6 +15,7 @@ from ir.types import TensorType
 from .graph_base import Desc, EntryCtx, entry_rule
 from .graph_ops import Reduction, identity_body, run_reduce
 from .kernels.scatter import ERR_NEGATIVE, ERR_TOO_LARGE, emit_bincount
+from .llvm.builder import emit_if
 from .llvm.loops import i64
 from .llvm.types import PTR
 
@@ -47,13 +48,12 @@ def _bincount(ectx: EntryCtx, op, x: Desc, *weights: Desc, out):
         return [o]
     many = b.icmp_signed(">=", n, i64(max(ectx.options.parallel_threshold, 2 * nt)))
     few_bins = b.icmp_signed("<=", b.mul(length, i64(nt * VALUES_PER_BIN)), n)
-    with b.if_else(b.and_(many, few_bins)) as (threaded, serial):
-        with threaded:
-            part = ectx.alloc(TensorType(o.dtype, (nt, op.results[0].type.shape[0])))
-            chunk = b.sdiv(b.add(n, i64(nt - 1)), i64(nt))
-            launch(part.data, i64(1), length, chunk, i64(nt))
-            rows = Reduction(part.static_shape, (0,), "sum", o.dtype, False, identity_body(o.dtype, o.dtype))
-            run_reduce(ectx, rows, [part], o, allow_split=False)
-        with serial:
-            launch(o.data, o.strides[0], i64(0), n, i64(1))
+    def threaded():
+        part = ectx.alloc(TensorType(o.dtype, (nt, op.results[0].type.shape[0])))
+        chunk = b.sdiv(b.add(n, i64(nt - 1)), i64(nt))
+        launch(part.data, i64(1), length, chunk, i64(nt))
+        rows = Reduction(part.static_shape, (0,), "sum", o.dtype, False, identity_body(o.dtype, o.dtype))
+        run_reduce(ectx, rows, [part], o, allow_split=False)
+
+    emit_if(b, b.and_(many, few_bins), threaded, lambda: launch(o.data, o.strides[0], i64(0), n, i64(1)))
     return [o]

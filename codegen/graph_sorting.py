@@ -26,6 +26,7 @@ from .kernels.gather import emit_gather
 from .kernels.search import emit_searchsorted
 from .kernels.sort_keys import key_bits
 from .kernels.sorting import BUCKETS, DIGIT, emit_sort_rows, n_bytes, slot_layout
+from .llvm.builder import emit_if
 from .llvm.loops import alloca, for_range, i64
 from .llvm.types import I8, I64, PTR
 
@@ -61,11 +62,8 @@ def _sort(ectx: EntryCtx, op, x, out):
         return [o]
     few = b.icmp_signed("<=", b.mul(rows, i64(2)), i64(nt))
     long = b.icmp_signed(">=", x.shape[axis], i64(PARALLEL_MIN))
-    with b.if_else(b.and_(few, long)) as (then, otherwise):
-        with then:
-            _sort_long_rows(ectx, x, o, axis, argsort, rows, nt)
-        with otherwise:
-            _sort_rows(ectx, x, o, axis, argsort, rows)
+    emit_if(b, b.and_(few, long), lambda: _sort_long_rows(ectx, x, o, axis, argsort, rows, nt),
+            lambda: _sort_rows(ectx, x, o, axis, argsort, rows))
     return [o]
 
 

@@ -37,7 +37,7 @@ from llvmlite import ir as L
 from .host_profile import ProfiledLaunches
 from .kernels.common import new_kernel
 from .kernels.parallel import parallel_for, shared_parallel_for
-from .llvm.builder import Builder
+from .llvm.builder import Builder, emit_if
 from .llvm.context import declare
 from .llvm.loops import alloca, for_range, i64
 from .llvm.types import I8, I32, I64, PTR, VOID
@@ -283,14 +283,13 @@ class CpuHost(ProfiledLaunches, Host):
         big = b.and_(big, b.icmp_signed(">=", total, i64(2 * align)))
         if not isinstance(nt, L.Constant):
             big = b.and_(big, b.icmp_signed(">", nt, i64(1)))
-        with b.if_else(big) as (then, otherwise):
-            with then:
-                # a library has a pool of its own; the JIT's graphs share the process's one
-                pfor = (parallel_for(self.module, join_at_unload=True) if self.options.library
-                        else shared_parallel_for(self.module))
-                b.call(pfor, [kern, arr, total, nt, i64(align)])
-            with otherwise:
-                b.call(kern, [arr, i64(0), total])
+        def threads():
+            # a library has a pool of its own; the JIT's graphs share the process's one
+            pfor = (parallel_for(self.module, join_at_unload=True) if self.options.library
+                    else shared_parallel_for(self.module))
+            b.call(pfor, [kern, arr, total, nt, i64(align)])
+
+        emit_if(b, big, threads, lambda: b.call(kern, [arr, i64(0), total]))
 
     def read_arg(self, launch: Launch, k: int) -> L.Value:
         b = self.builder
@@ -404,7 +403,7 @@ def _row_group_kernel(module: L.Module, name: str, kernels: list, block_rows: in
     """`void g(args, rb, re)` over rows: for each block [s, e) of `block_rows` rows of [rb, re),
     kernel k runs over [s * u_k, e * u_k) with its argument block (args: pairs of its address and
     its units per row u_k)."""
-    fn, b = new_kernel(module, name)
+    fn, b = new_kernel(module, name, lean=True)
     args, rb, re = fn.args
     slots = [b.load(b.gep(args, [i64(j)], source_etype=I64), typ=I64) for j in range(2 * len(kernels))]
     n_blocks = b.sdiv(b.add(b.sub(re, rb), i64(block_rows - 1)), i64(block_rows))

@@ -43,7 +43,7 @@ def split_arg(ectx: EntryCtx, spec: ReduceSpec, slots: list, out: Desc) -> None:
 def _combine_kernel(ectx: EntryCtx, spec: ReduceSpec) -> L.Function:
     """kernel(args, 0, 1): args = input pointers, partials, output, dims, input strides."""
     n_in, r, nt = len(spec.inputs), len(spec.shape), ectx.host.reduce_chunks()
-    fn, b = new_kernel(ectx.module, ectx.kernel_name("argcomb", spec.kind))
+    fn, b = new_kernel(ectx.module, ectx.kernel_name("argcomb", spec.kind), lean=True)
     args = fn.args[0]
     ctx = LowerCtx(ectx.module, b, ectx.target, 1, ectx.helpers)
 

@@ -90,7 +90,7 @@ def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list,
 def _wrapper(ectx: EntryCtx, kern: L.Function, n_in: int, r: int, a0: int) -> L.Function:
     """`void w(args, tb, te)`: for each chunk t, copy the block, point the inputs and the output at
     chunk t, set the a0 length, and run the reduce kernel over all kept outputs."""
-    fn, b = new_kernel(ectx.module, ectx.kernel_name("split", ectx.description(kern)))
+    fn, b = new_kernel(ectx.module, ectx.kernel_name("split", ectx.description(kern)), lean=True)
     args, tb, te = fn.args
     n = arg_block_size(n_in + 1, r)
     local = alloca(b, I64, size=n)

@@ -61,6 +61,12 @@ def host_target_machine(opt_level: int = 3):
     )
 
 
+@functools.cache
+def _quick_target_machine():
+    """The host machine with code generation at O0 (JitEngine.emit_object's `quick`)."""
+    return host_target_machine(0)
+
+
 class JitEngine:
     """An MCJIT engine: LLVM IR modules (`add`) and object code (`add_object`) loaded into it, their
     symbols resolved (`address`) and, on request, made visible to every engine (`export`). The
@@ -134,13 +140,17 @@ class JitEngine:
             if perf_map.ENABLED:
                 perf_map.add_object(obj, self.engine.get_function_address, owner or "jit")
 
-    def emit_object(self, llvm_ir: str) -> bytes:
-        """Object code of LLVM IR text for this engine's machine (not loaded)."""
+    def emit_object(self, llvm_ir: str, quick: bool = False) -> bytes:
+        """Object code of LLVM IR text for this engine's machine (not loaded). `quick`: no IR passes
+        and LLVM's fast instruction selection and register allocation (code generation at O0):
+        the runtime's glue code (call trampolines, the thread pool) compiles in 3-5 ms instead of
+        13-15 each, and calls through it cost the same (the C API calls and Python's own dispatch
+        around them dominate: tools/bench_overhead.py)."""
         mod = llvm.parse_assembly(llvm_ir)
         mod.verify()
         mod.triple = llvm.get_process_triple()
         mod.data_layout = str(self.tm.target_data)
-        return self.tm.emit_object(mod)
+        return (_quick_target_machine() if quick else self.tm).emit_object(mod)
 
     def _optimize(self, mod) -> None:
         pto = llvm.create_pipeline_tuning_options(speed_level=self.opt_level)
@@ -201,7 +211,7 @@ def helper_object(engine: JitEngine, helpers, name: str, params: dict) -> bytes:
     from .disk_cache import DiskCache, cache_key
     from .elf import check_object
 
-    key = cache_key("aot runtime helper", name, repr(sorted(params.items())), helpers.digest,
+    key = cache_key("aot runtime helper (quick)", name, repr(sorted(params.items())), helpers.digest,
                     llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten(),
                     llvm.__name__, ".".join(map(str, llvm.llvm_version_info)))
     disk = DiskCache()
@@ -211,7 +221,7 @@ def helper_object(engine: JitEngine, helpers, name: str, params: dict) -> bytes:
         log.debug("disk cache unavailable: %s", e)
         disk, obj = None, None
     if obj is None:
-        obj = engine.emit_object(helpers.ir(name, params))
+        obj = engine.emit_object(helpers.ir(name, params), quick=True)
         if disk is not None:
             try:
                 disk.put(key, obj)

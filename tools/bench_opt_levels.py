@@ -52,6 +52,57 @@ def sorting(x):
     return np.sort(x)[::7]
 
 
+def layer_norm(x):
+    m = x.mean(axis=1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5)
+
+
+def argmax_rows(x):
+    return np.argmax(x, axis=1)
+
+
+def spectrum(x):
+    return np.abs(np.fft.rfft(x * np.hanning(x.shape[-1]))) ** 2
+
+
+def gather_where(x, idx):
+    return np.where(x[idx] > 0, x[idx], 0.1 * x[idx]).cumsum()
+
+
+def pad_concat(x):
+    return np.concatenate([np.pad(x, 3), x[::-1]]) * 2
+
+
+def median(x):
+    return np.median(x)
+
+
+def histogram(x):
+    return np.histogram(x, bins=64, range=(-4.0, 4.0))[0]
+
+
+def convolve(x, k):
+    return np.convolve(x, k, mode="same")
+
+
+def solve(a, b):
+    return np.linalg.solve(a, b)
+
+
+def inverse(a):
+    return np.linalg.inv(a)
+
+
+def svd(a):
+    return np.linalg.svd(a, compute_uv=False)
+
+
+def eigh(a):
+    return np.linalg.eigh(a)[0]
+
+
+
 def _per_sample_grads():
     import bench_func
 
@@ -74,6 +125,18 @@ def cases() -> dict:
         "column normalise 4096x256": (normalise, (rng.standard_normal((4096, 256)),)),
         "cumsum 1e6": (cumulative, (x6,)),
         "sort 1e5": (sorting, (x6[:100_000].copy(),)),
+        "layer norm 4096x256": (layer_norm, (rng.standard_normal((4096, 256)),)),
+        "argmax rows 2048x512": (argmax_rows, (rng.standard_normal((2048, 512)),)),
+        "windowed rfft 256x1024": (spectrum, (rng.standard_normal((256, 1024)),)),
+        "gather, where, cumsum 1e6": (gather_where, (x6 - 0.5, rng.integers(0, 10**6, 10**6))),
+        "pad, concatenate 1e6": (pad_concat, (x6,)),
+        "median 1e6": (median, (x6,)),
+        "histogram 1e6": (histogram, (rng.standard_normal(10**6),)),
+        "convolve 1e5 x 31": (convolve, (x6[:100_000].copy(), rng.standard_normal(31))),
+        "solve 256": (solve, (rng.standard_normal((256, 256)) + 256 * np.eye(256), rng.standard_normal(256))),
+        "inv 128": (inverse, (rng.standard_normal((128, 128)) + 128 * np.eye(128),)),
+        "svd 64": (svd, (rng.standard_normal((64, 64)),)),
+        "eigh 64": (eigh, ((lambda a: a + a.T)(rng.standard_normal((64, 64))),)),
         "per-sample grads MLP b=256 f32": _per_sample_grads,
     }
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 import time
 from concurrent.futures import Future
@@ -35,7 +36,12 @@ graph_log = artifact_logger("graph")
 # the optimisation pipeline, top to bottom (fusion last: it works on canonical, deduplicated ir)
 PIPELINE = ("canonicalize", "fold", "canonicalize", "cse", "dce", "fuse", "fuse_fft", "dce")
 
-DEFAULT_OPT_LEVEL = 3
+# LLVM's O1: the code generator writes its loops as explicit vectors with their own accumulators
+# and unrolling, so O2/O3's extra passes (GVN, SLP, LLVM's unroller, more inlining) leave the run
+# time as it is on every case of tools/bench_opt_levels.py (elementwise, reductions, normalisations,
+# matmul, sorts, scans, median, histogram, convolve, linalg; 1 and 2 threads) and cost 0.5-0.8x of
+# the first call on top; options={"opt_level": 3} or AOT_OPT_LEVEL=3 give them back
+DEFAULT_OPT_LEVEL = 1
 _loaded: dict[str, int] = {}  # cache key -> entry address in the process-wide JIT engine
 # where this process's native code came from: LLVM runs, disk-cache loads, in-process reuses
 STATS = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
@@ -53,8 +59,16 @@ def _host(opt_level: int):
 
 
 def opt_level_of(options: dict) -> int:
-    """The LLVM optimisation level a compile runs at: options["opt_level"] (0-3), else DEFAULT_OPT_LEVEL."""
-    level = options.get("opt_level", DEFAULT_OPT_LEVEL)
+    """The LLVM optimisation level a compile runs at: options["opt_level"] (0-3), else $AOT_OPT_LEVEL,
+    else DEFAULT_OPT_LEVEL."""
+    level = options.get("opt_level")
+    if level is None:
+        env = os.environ.get("AOT_OPT_LEVEL")
+        if not env:
+            return DEFAULT_OPT_LEVEL
+        if env not in ("0", "1", "2", "3"):
+            raise ValueError(f"AOT_OPT_LEVEL must be 0, 1, 2 or 3, got {env!r}")
+        return int(env)
     if type(level) is not int or not 0 <= level <= 3:
         raise ValueError(f"aot.compile: options['opt_level'] must be an int from 0 to 3, got {level!r}")
     return level
@@ -321,10 +335,12 @@ def _install(key: str, name: str, obj: bytes) -> int:
     The object was emitted for the large code model (codegen.jit_target): the engine may map its
     code and constants far apart."""
     from codegen.trampolines import HELPERS
+    from ir.abi_slots import SHARED_PARALLEL_FOR
     from runtime import perf_map
     from runtime.jit import default_engine, shared_pool
 
-    shared_pool(HELPERS)  # the thread pool the graph's kernels run on
+    if SHARED_PARALLEL_FOR.encode() in obj:  # the thread pool the graph's kernels run on (its
+        shared_pool(HELPERS)  # name is in the symbol table of an object that calls it; serial code has none)
     engine = default_engine()
     engine.add_object(obj, owner=perf_map.current_owner() if perf_map.ENABLED else "")
     addr = engine.address(name)

@@ -166,6 +166,7 @@ def _store(key: str, runner, unwrap: bool) -> None:
 
 def _link_and_put(key: str, runner, unwrap: bool) -> None:
     from codegen.trampolines import HELPERS
+    from ir.abi_slots import SHARED_PARALLEL_FOR
     from runtime.buffers import ARRAY_LAYOUT
     from runtime.elf import check_object
     from runtime.jit import array_trampoline_object, shared_pool_object
@@ -176,7 +177,8 @@ def _link_and_put(key: str, runner, unwrap: bool) -> None:
     if obj is None:
         return
     tramp, tramp_symbol = array_trampoline_object(ARRAY_LAYOUT, HELPERS)
-    lib = link_objects([obj, tramp, shared_pool_object(HELPERS)])  # the library's own thread pool
+    pool = [shared_pool_object(HELPERS)] if SHARED_PARALLEL_FOR.encode() in obj else []  # its own, if it runs threads
+    lib = link_objects([obj, tramp, *pool])
     sig = runner.signature
     rec = {"format": _FORMAT, "entry": sig.name, "trampoline": tramp_symbol, "unwrap": unwrap,
            "inputs": [(np.dtype(s.dtype).str, tuple(s.shape), s.contiguous) for s in sig.inputs],

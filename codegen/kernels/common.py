@@ -64,8 +64,12 @@ def broadcast_flags(op_shape: tuple, kernel_shape: tuple) -> tuple[bool, ...]:
 KERNEL_TYPE = L.FunctionType(VOID, [PTR, I64, I64])
 
 
-def new_kernel(module: L.Module, name: str) -> tuple[L.Function, L.IRBuilder]:
+def new_kernel(module: L.Module, name: str, lean: bool = False) -> tuple[L.Function, L.IRBuilder]:
+    """A kernel function and a builder at its entry. `lean`: its loops are written out as the
+    machine should run them (explicit vectors, own accumulators and unrolling), so LLVM's scalar and
+    loop optimisations have nothing to add (targets.base.is_lean)."""
     fn = L.Function(module, KERNEL_TYPE, name=name)
+    fn.aot_lean = lean
     fn.linkage = "internal"
     fn.args[0].add_attribute("noalias")
     b = Builder(fn.append_basic_block("entry"))

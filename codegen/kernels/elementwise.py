@@ -58,7 +58,7 @@ def emit_elementwise(
     if len(inputs[0].bcast if inputs else outputs[0].bcast) != len(shape):  # rank-0 kernels
         inputs = [OperandInfo(i.dtype, (True,)) for i in inputs]
         outputs = [OperandInfo(o.dtype, (False,)) for o in outputs]
-    fn, b = new_kernel(module, name)
+    fn, b = new_kernel(module, name, lean=True)
     args, begin, end = fn.args
     infos = inputs + outputs
     ab = ArgBlock(b, args, shape, infos)

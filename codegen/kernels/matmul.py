@@ -51,7 +51,7 @@ def tiles(b: L.IRBuilder, m):
 
 def emit_matmul(module: L.Module, target: Target, name: str, dt: DType, helpers: dict) -> L.Function:
     vlen = target.vector_len(dt.bits)
-    fn, b = new_kernel(module, name)
+    fn, b = new_kernel(module, name, lean=True)
     args, begin, end = fn.args
 
     def slot(i):

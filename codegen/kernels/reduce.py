@@ -23,6 +23,7 @@ from ..llvm.cast import convert
 from ..llvm.context import LowerCtx, declare
 from ..llvm.loops import (
     alloca,
+    is_empty,
     elem_ptr,
     for_range,
     i64,
@@ -156,7 +157,7 @@ def emit_reduce(module: L.Module, target: Target, name: str, spec: ReduceSpec, h
         output = OperandInfo(output.dtype, (False,))
     r = len(shape)
     axes = tuple(sorted({a % r for a in axes}))
-    fn, b = new_kernel(module, name)
+    fn, b = new_kernel(module, name, lean=True)
     entry_b = Builder(fn.entry_basic_block)
     args, begin, end = fn.args
     infos = inputs + [output]
@@ -341,22 +342,27 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
     # do this per block of CASCADE_VECTORS vectors per accumulator and add the blocks' sums
     # pairwise (_Cascade): an error that grows with log(n), as numpy's pairwise sum, not with n
     full = b.and_(run, i64(-n))
-    cascade = _Cascade(ctx, entry_b, acc_dtype) if kind == "sum" and acc_dtype.is_float else None
-    group = n * ways * (CASCADE_VECTORS if cascade else 1)
+    pairwise = kind == "sum" and acc_dtype.is_float
+    group = n * ways * (CASCADE_VECTORS if pairwise else 1)
     unrolled = b.and_(run, i64(-group))
-    with for_range(b, 0, unrolled, group, name="rv", unroll=False) as k0:
-        for j in range(group // (n * ways)):
-            k = b.add(k0, i64(j * n * ways))
-            for w, vacc in enumerate(vaccs):
-                step(vacc, b.add(k, i64(w * n)), None)
-        if cascade:
-            cascade.push(_tree(comb, [a.get() for a in vaccs]))
-            for a in vaccs:
-                a.set(identity(ctx, kind, acc_dtype))
-    with for_range(b, unrolled, full, n, name="rv1", unroll=False) as k:
-        step(vaccs[0], k, None)
-    with b.if_then(b.icmp_signed("<", full, run)):
-        step(vaccs[0], full, lane_mask(ctx, b.sub(run, full)))
+    cascade = None
+    if not is_empty(i64(0), unrolled):  # (a static row shorter than a group has no block, no partials)
+        cascade = _Cascade(ctx, entry_b, acc_dtype) if pairwise else None
+        with for_range(b, 0, unrolled, group, name="rv", unroll=False) as k0:
+            for j in range(group // (n * ways)):
+                k = b.add(k0, i64(j * n * ways))
+                for w, vacc in enumerate(vaccs):
+                    step(vacc, b.add(k, i64(w * n)), None)
+            if cascade:
+                cascade.push(_tree(comb, [a.get() for a in vaccs]))
+                for a in vaccs:
+                    a.set(identity(ctx, kind, acc_dtype))
+    if not is_empty(unrolled, full):
+        with for_range(b, unrolled, full, n, name="rv1", unroll=False) as k:
+            step(vaccs[0], k, None)
+    if not is_empty(full, run):
+        with b.if_then(b.icmp_signed("<", full, run)):
+            step(vaccs[0], full, lane_mask(ctx, b.sub(run, full)))
     v = _tree(comb, [a.get() for a in vaccs])
     if cascade:
         v = cascade.total(v)

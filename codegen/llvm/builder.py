@@ -299,6 +299,25 @@ def dead_code(b: L.IRBuilder):
     b._block, b._anchor = block, anchor
 
 
+def emit_if(b: L.IRBuilder, cond, then, otherwise=None) -> None:
+    """then() emits the code run where the i1 `cond` holds, otherwise() (if given) the code run
+    where it does not. A constant `cond` runs only the live side's Python: what a dead side would
+    have generated (kernels, buffers, copies) is never built."""
+    c = const_int(cond)
+    if c is not None:
+        live = then if c else otherwise
+        if live is not None:
+            with inline_code(b):
+                live()
+        return
+    with b.if_else(cond) as (yes, no):
+        with yes:
+            then()
+        with no:
+            if otherwise is not None:
+                otherwise()
+
+
 def is_const(v, value: int) -> bool:
     """Whether `v` is the integer constant `value`."""
     return const_int(v) == value

@@ -56,6 +56,13 @@ def for_range(b: L.IRBuilder, start, stop, step=1, name: str = "i", loop_md=None
         seg.step = i64(step) if isinstance(step, int) else step
 
 
+def is_empty(start, stop) -> bool:
+    """Whether [start, stop) is known empty when the code is generated (both constants): its loop
+    body need not be generated at all (for_range would put it where no edge leads)."""
+    lo, hi = const_int(start), const_int(stop)
+    return lo is not None and hi is not None and hi <= lo
+
+
 @contextmanager
 def while_loop(b: L.IRBuilder, cond, name: str = "w"):
     """while (cond()) { body }: `cond` emits the test in the loop header."""
@@ -211,6 +218,7 @@ def _suffix(t: L.Type) -> str:
 
 __all__ = [
     "I1",
+    "is_empty",
     "Segment",
     "elem_ptr",
     "for_range",

@@ -136,7 +136,25 @@ def pipeline_options(target: Target) -> llvm.PipelineTuningOptions:
     return pto
 
 
-def optimize(mod: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
+# the pipeline of a lean module at O1 (is_lean): inline what must be, promote stack slots to
+# registers, fold, simplify the control flow, drop dead code; code generation then runs LLVM's
+# usual machine passes (strength reduction, scheduling, register allocation)
+LEAN_PASSES = ("add_always_inliner_pass", "add_sroa_pass", "add_instruction_combine_pass",
+               "add_simplify_cfg_pass", "add_aggressive_dce_pass")
+
+
+def is_lean(llmod) -> bool:
+    """Whether every function an llvmlite module defines was emitted lean (kernels.common.new_kernel):
+    explicit vector loops with their own accumulators and unrolling, and host code. At O1 such a
+    module takes LEAN_PASSES instead of LLVM's O1 pipeline: the same machine code speed on every
+    case of tools/bench_opt_levels.py made only of them, 0.5-0.6x of O1's compile time (LLVM's loop
+    passes cost ~2 ms per loop on a 2-core VM). Other kernels (gathers, histograms, selection,
+    sorting, linear algebra: scalar loops that LLVM's loop and scalar passes speed up 1.1-1.3x) keep
+    the full pipeline."""
+    return not isinstance(llmod, str) and all(getattr(f, "aot_lean", False) for f in llmod.functions if f.blocks)
+
+
+def optimize(mod: llvm.ModuleRef, target: Target, lean: bool = False) -> llvm.ModuleRef:
     """Run the new-pass-manager pipeline at the target's level, SLP vectoriser on, loop vectoriser
     off. Our code generator emits its loops as explicit `<N x T>` vector code already, so LLVM's
     loop vectoriser gains nothing on the benchmarks (their machine code is identical without it),
@@ -147,11 +165,14 @@ def optimize(mod: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     path of that DAG: 3**28 paths for np.min of the (4, 7) array of issue 11 (days). Measured on
     random programs with tools/fuzz_compile_time.py and tests/aot/compile/test_compile_time.py.
 
-    Identical functions are merged first (`merge_duplicates`)."""
+    Identical functions are merged first (`merge_duplicates`). `lean` (is_lean) at O1: LEAN_PASSES."""
     tm = thread_target_machine(target)
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     merge_duplicates(mod, tm)
+    if lean and target.opt_level == 1:
+        run_module_passes(mod, tm, *LEAN_PASSES)
+        return mod
     pb = llvm.create_pass_builder(tm, pipeline_options(target))
     mpm = pb.getModulePassManager()
     _unlocked(ffi.lib.LLVMPY_RunNewModulePassManager)(mpm, mod, pb)
