@@ -366,8 +366,7 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
     v = _tree(comb, [a.get() for a in vaccs])
     if cascade:
         v = cascade.total(v)
-    lanes = [b.extract_element(v, L.Constant(L.IntType(32), lane)) for lane in range(n)]
-    total = _tree(lambda x, y: combine(sctx, kind, acc_dtype, x, y), lanes)
+    total = lane_tree(b, v, lambda x, y: combine(sctx, kind, acc_dtype, x, y))
     acc.set(combine(sctx, kind, acc_dtype, acc.get(), total))
 
 
@@ -427,6 +426,22 @@ def unroll_ways(block) -> int:
     accumulator repeats it in the loop: compile time) — a fixed function of the body, so that the
     summation order is one per kernel (docs: the order below)."""
     return 4 if len(block.ops) <= 6 else 2
+
+
+def lane_tree(b: L.IRBuilder, v, comb):
+    """The lanes of vector `v` combined in _tree's order, half a vector at a time: the even lanes
+    with the odd ones ((l0 . l1), (l2 . l3), ...), then the same on the halves: the bits _tree
+    gives on the extracted lanes, in log2(n) vector steps instead of n - 1 scalar ones."""
+    n = v.type.count
+    while n > 1:
+        if n % 2:  # (vector widths are powers of two)
+            lanes = [b.extract_element(v, L.Constant(L.IntType(32), k)) for k in range(n)]
+            return _tree(comb, lanes)
+        n //= 2
+        even = b.shuffle_vector(v, v, L.Constant(L.VectorType(L.IntType(32), n), list(range(0, 2 * n, 2))))
+        odd = b.shuffle_vector(v, v, L.Constant(L.VectorType(L.IntType(32), n), list(range(1, 2 * n, 2))))
+        v = comb(even, odd)
+    return b.extract_element(v, L.Constant(L.IntType(32), 0))
 
 
 def _tree(comb, values: list):

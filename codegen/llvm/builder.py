@@ -361,10 +361,35 @@ def prune_unreachable(fn: L.Function) -> None:
 
 
 def prune_module(module: L.Module) -> None:
-    """prune_unreachable on every function defined in `module`."""
+    """prune_unreachable on every function defined in `module`, then inline_single_calls."""
     for fn in module.functions:
         if fn.blocks:
             prune_unreachable(fn)
+    inline_single_calls(module)
+
+
+def inline_single_calls(module: L.Module) -> None:
+    """Mark `alwaysinline` the lean internal functions (kernels) that one direct call uses and
+    nothing else (their launch runs them on the calling thread only): the lean pipeline
+    (targets.base.LEAN_PASSES) has no cost-model inliner, and inlined, a kernel's loop sees the
+    entry's constants (its range) and hoists what is invariant across its calls, as LLVM's
+    inliner does for the last call of a static function."""
+    calls: dict[int, int] = {}
+    other: set[int] = set()
+    for fn in module.functions:
+        for blk in fn.blocks:
+            for ins in blk.instructions:
+                ops = [v for v, _ in ins.incomings] if isinstance(ins, L.PhiInstr) else ins.operands
+                for k, op in enumerate(ops):
+                    if isinstance(op, L.Function):
+                        if k == 0 and isinstance(ins, L.CallInstr):
+                            calls[id(op)] = calls.get(id(op), 0) + 1
+                        else:
+                            other.add(id(op))
+    for fn in module.functions:
+        if (fn.blocks and getattr(fn, "aot_lean", False) and fn.linkage == "internal"
+                and calls.get(id(fn)) == 1 and id(fn) not in other and "noinline" not in fn.attributes):
+            fn.attributes.add("alwaysinline")
 
 
 def module_text(module) -> str:
