@@ -7,22 +7,23 @@ that a None in `concrete_args` can be checked at call time). Specs are plain dat
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+from ir.records import Record
 
 __all__ = ["TreeSpec", "LeafSpec", "tree_flatten", "tree_unflatten", "tree_map", "tree_flatten_spec"]
 
 _CONTAINERS = (tuple, list, dict)
 
 
-@dataclass(frozen=True)
-class TreeSpec:
+class TreeSpec(Record):
     """`kind` is 'tuple', 'list', 'dict', 'namedtuple' or 'leaf'; `context` holds dict keys (the
     class of a namedtuple)."""
 
-    kind: str
-    context: tuple = ()
-    children_specs: tuple = field(default=())
+    __slots__ = ("kind", "context", "children_specs")
+
+    def __init__(self, kind: str, context: tuple = (), children_specs: tuple = ()):
+        self.kind, self.context, self.children_specs = kind, context, children_specs
 
     @property
     def num_leaves(self) -> int:

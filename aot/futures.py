@@ -12,16 +12,17 @@ aot hands these out for asynchronous compilation (`CompiledFunction.compile_asyn
 """
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ir.logger import get_logger
+
 __all__ = ["Future", "collect_all", "wait_all"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _PENDING, _RESULT, _ERROR = 0, 1, 2
 _NESTED_LIMIT = 32  # completions nested deeper than this on one thread wait in its queue

@@ -10,14 +10,15 @@ level=logging.INFO)` shows it); the CLI switches it on, and so does AOT_LOGS=pro
 """
 from __future__ import annotations
 
-import logging
 import os
+
+from ir.logger import INFO, LazyLogger, get_logger
 
 ARTIFACTS = ("graph", "ir", "llvm", "asm", "ptx", "guards", "recompiles", "fusion", "cache", "fft", "progress")
 # codegen and runtime announce long work under this name too (a logger name, not an import of aot)
 PROGRESS = "aot.progress"
 # artifact loggers live under "aot." so that one handler on "aot" prints them all
-_handler: logging.Handler | None = None
+_handler = None  # a logging.Handler (logging is imported when an artifact is switched on)
 
 
 def enabled_artifacts(spec: str | None = None) -> set[str]:
@@ -28,19 +29,20 @@ def enabled_artifacts(spec: str | None = None) -> set[str]:
     return names
 
 
-def artifact_logger(name: str) -> logging.Logger:
+def artifact_logger(name: str) -> LazyLogger:
     """The logger for one artifact, switched on when AOT_LOGS names it."""
-    log = logging.getLogger(f"aot.{name}")
     if name in enabled_artifacts():
         _enable(name)
-    return log
+    return get_logger(f"aot.{name}")
 
 
 def is_enabled(name: str) -> bool:
-    return artifact_logger(name).isEnabledFor(logging.INFO)
+    return artifact_logger(name).isEnabledFor(INFO)
 
 
 def _ensure_handler() -> None:
+    import logging
+
     global _handler
     if _handler is None:
         _handler = logging.StreamHandler()
@@ -59,5 +61,7 @@ def configure(spec: str | None = None) -> set[str]:
 
 
 def _enable(name: str) -> None:
+    import logging
+
     _ensure_handler()
     logging.getLogger(f"aot.{name}").setLevel(logging.INFO)

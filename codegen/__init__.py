@@ -16,9 +16,10 @@ graph_fft_dynamic.py, graph_fft.py, graph_fft_fused.py (the rules) <- entry.py (
 from __future__ import annotations
 
 import importlib
-import logging
 
-llvm_log = logging.getLogger("aot.llvm")
+from ir.logger import INFO, get_logger
+
+llvm_log = get_logger("aot.llvm")
 
 __all__ = [
     "CodegenOptions",
@@ -64,7 +65,7 @@ def lower_module(module, target=None, options=None):
     for func in module.funcs.values():
         emit_entry(llmod, target, func, options)
     prune_module(llmod)  # the code generator's folded branches leave blocks no edge reaches
-    if llvm_log.isEnabledFor(logging.INFO):
+    if llvm_log.isEnabledFor(INFO):
         llvm_log.info("%s", llmod)
     return llmod
 
@@ -78,7 +79,7 @@ def optimize_ir(llmod, target=None) -> str:
 
     target = target or host_target()
     ref = optimize(parse(module_text(llmod)), target, lean=is_lean(llmod))
-    if logging.getLogger("aot.asm").isEnabledFor(logging.INFO):
+    if get_logger("aot.asm").isEnabledFor(INFO):
         emit_assembly(ref, target)
     return str(ref)
 
@@ -106,8 +107,8 @@ LARGE_MODULE_INSTRUCTIONS = 10_000
 
 
 def _announce_large(llmod) -> None:
-    progress = logging.getLogger("aot.progress")
-    if not progress.isEnabledFor(logging.INFO):
+    progress = get_logger("aot.progress")
+    if not progress.isEnabledFor(INFO):
         return
     if isinstance(llmod, str):  # LLVM IR text: its instructions are its indented lines
         lines = llmod.splitlines()

@@ -9,22 +9,22 @@ Plain data, no dependencies: runtime, codegen and aot all import it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .records import Record
 
 
-@dataclass(frozen=True)
-class Slots:
+class Slots(Record):
     """Named slots of a block: `layout.name` is the slot index of `name`; `len(layout)` slots."""
 
-    names: tuple[str, ...]
+    __slots__ = ("names",)
 
-    def __post_init__(self):
-        assert len(set(self.names)) == len(self.names), self.names
+    def __init__(self, names: tuple[str, ...]):
+        assert len(set(names)) == len(names), names
+        self.names = tuple(names)
 
     def __getattr__(self, name: str) -> int:
         try:
-            return self.__dict__["names"].index(name)
-        except (KeyError, ValueError):
+            return object.__getattribute__(self, "names").index(name)
+        except (AttributeError, ValueError):
             raise AttributeError(name) from None
 
     def __len__(self) -> int:
@@ -35,14 +35,14 @@ class Slots:
         return [values[n] for n in self.names]
 
 
-@dataclass(frozen=True)
-class ObjectTable:
+class ObjectTable(Record):
     """A call context over objects (numpy arrays passed by id()): the `header` slots, then one
     record per object: its `fields` slots."""
 
-    symbol: str
-    header: Slots
-    fields: Slots
+    __slots__ = ("symbol", "header", "fields")
+
+    def __init__(self, symbol: str, header: Slots, fields: Slots):
+        self.symbol, self.header, self.fields = symbol, header, fields
 
     def pack(self, records: list[dict], **header) -> list[int]:
         out = self.header.pack(**header)

@@ -12,10 +12,11 @@ import functools
 import math
 import operator
 import sys
-from dataclasses import dataclass
 
 import _cffi_backend as _cffi  # the cffi runtime itself: cffi.FFI() would import pycparser (~30 ms)
 import numpy as np
+
+from ir.records import Record
 
 _I32 = _cffi.new_primitive_type("int32_t")
 _I64 = _cffi.new_primitive_type("int64_t")
@@ -148,29 +149,29 @@ def check_array_kind(a, where: str, *, allow_matrix: bool) -> None:
                         "ndarray's, which the compiled code implements; pass np.asarray(a)")
 
 
-@dataclass(frozen=True)
-class ArgSpec:
+class ArgSpec(Record):
     """One argument or result: numpy dtype and dims (int, or str: a symbol name or a Python
     expression over symbol names for results, as ir.size_render.python_source renders sympy's:
     "2*s0 + 1", "s0 // 2", "max(s0, s1)"; sympy's own printing "floor(s0/2)", "Max(s0, s1)" is
-    read too)."""
+    read too). `contiguous`: an input the entry reads as C-contiguous (its strides are not read;
+    codegen specialised on the layout): every call path passes such an array, or a C-contiguous
+    copy of it."""
 
-    dtype: np.dtype
-    shape: tuple
-    # an input the entry reads as C-contiguous (its strides are not read; codegen specialised on
-    # the layout): every call path passes such an array, or a C-contiguous copy of it
-    contiguous: bool = False
+    __slots__ = ("dtype", "shape", "contiguous")
+
+    def __init__(self, dtype, shape: tuple, contiguous: bool = False):
+        self.dtype, self.shape, self.contiguous = dtype, shape, contiguous
 
     @property
     def rank(self) -> int:
         return len(self.shape)
 
 
-@dataclass(frozen=True)
-class Signature:
-    inputs: tuple[ArgSpec, ...]
-    outputs: tuple[ArgSpec, ...]
-    name: str = "fn"
+class Signature(Record):
+    __slots__ = ("inputs", "outputs", "name")
+
+    def __init__(self, inputs: tuple[ArgSpec, ...], outputs: tuple[ArgSpec, ...], name: str = "fn"):
+        self.inputs, self.outputs, self.name = inputs, outputs, name
 
 
 class ArgPacker:

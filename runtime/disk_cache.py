@@ -9,10 +9,11 @@ crash on a truncated object, whatever wrote it).
 """
 from __future__ import annotations
 
-import logging
 import os
 import stat
 from pathlib import Path
+
+from ir.logger import get_logger
 
 try:  # CPython's own SHA-256 (3.11: _sha256, 3.12: _sha2): hashlib loads OpenSSL, ~5 ms of a warm start
     from _sha256 import sha256
@@ -22,7 +23,7 @@ except ImportError:  # pragma: no cover - other Pythons
     except ImportError:
         from hashlib import sha256
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MAGIC = b"AOTCACHE1\n"
 

@@ -7,13 +7,14 @@ without checking them against the file, so a truncated file ends the process (SI
 from __future__ import annotations
 
 import functools
-import logging
 import struct
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-log = logging.getLogger(__name__)
+from ir.logger import get_logger
+from ir.records import Record
+
+log = get_logger(__name__)
 
 MACHINES = {3: "x86", 62: "x86-64", 40: "arm", 183: "aarch64", 243: "riscv", 21: "ppc64"}
 TYPES = {1: "relocatable", 2: "executable", 3: "shared object", 4: "core"}
@@ -31,13 +32,12 @@ class ElfError(ValueError):
     """The bytes are not a well-formed ELF file of the kind and machine expected."""
 
 
-@dataclass(frozen=True)
-class ElfHeader:
-    bits: int  # 32 or 64
-    little_endian: bool
-    type: str
-    machine: str
-    machine_code: int
+class ElfHeader(Record):
+    __slots__ = ("bits", "little_endian", "type", "machine", "machine_code")
+
+    def __init__(self, bits: int, little_endian: bool, type: str, machine: str, machine_code: int):
+        self.bits, self.little_endian, self.type = bits, little_endian, type  # bits: 32 or 64
+        self.machine, self.machine_code = machine, machine_code
 
 
 def read_header(data: bytes) -> ElfHeader:
@@ -151,17 +151,15 @@ def relocation_types(data: bytes) -> set[int]:
     return types
 
 
-@dataclass(frozen=True)
-class FuncSymbol:
+class FuncSymbol(Record):
     """A function of a symbol table: `value` is its offset in section `section` (an object file)
     or its virtual address (a shared object); `is_global`: bound GLOBAL or WEAK, so found by name
     (dlsym, the JIT's symbol table)."""
 
-    name: str
-    section: int
-    value: int
-    size: int
-    is_global: bool
+    __slots__ = ("name", "section", "value", "size", "is_global")
+
+    def __init__(self, name: str, section: int, value: int, size: int, is_global: bool):
+        self.name, self.section, self.value, self.size, self.is_global = name, section, value, size, is_global
 
 
 def read_function_symbols(data: bytes) -> list[FuncSymbol]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import logging
 import os
+
+from ir.logger import get_logger
 
 from . import perf_map
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 # what the generated code may need from the system: vector math, libm, the thread pool's pthreads
 _SYSTEM_LIBS = ("-lmvec", "-lm", "-lpthread")

@@ -19,11 +19,12 @@ and each load's lines are written at once, under a lock. Off, nothing here runs:
 from __future__ import annotations
 
 import contextvars
-import logging
 import os
 import threading
 
-log = logging.getLogger(__name__)
+from ir.logger import get_logger
+
+log = get_logger(__name__)
 
 ENV_VAR = "AOT_PERF_MAP"
 ENABLED = os.environ.get(ENV_VAR, "") not in ("", "0")

@@ -15,17 +15,15 @@ entry serves runs eagerly with numpy and starts the capture and compile on the c
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
-import logging
 import sys
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
+
+from ir.logger import get_logger
 
 from .._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
 from ..dask import any_dask
@@ -37,7 +35,7 @@ from .guards import build_guards, free_variable_guards, leaf_sources
 # The tracer (capture, conversions, creations: the frontend and ops) is imported on the first
 # compile, not here: a warm start (warm_start.py) loads cached native code without it.
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 recompiles_log = artifact_logger("recompiles")
 guards_log = artifact_logger("guards")
 
@@ -50,23 +48,37 @@ def is_compiling() -> bool:
     return getattr(_compiling, "depth", 0) > 0
 
 
-@dataclass
 class CacheEntry:
-    guards: Any  # guards.GuardSet: readable texts + one compiled check
-    runner: Callable  # flat arrays -> flat outputs
-    input_index: list[int]  # which flat leaves are graph inputs (arrays)
-    lifted: list[Callable[[], Any]]  # fetchers for lifted arrays (parameters, captured globals)
-    out_spec: Any
-    out_template: list  # per output leaf: ("graph", k) or ("const", value)
-    gm: Any
-    hits: int = 0
-    error: BaseException | None = None  # its compile failed: the entry runs the graph eagerly
-    fast: Any = None  # None: not decided yet; False: none; else fast(*arrays) -> result or None
-    pending: Any = None  # the compile's Future while the entry runs eagerly (it overran its budget)
-    mutations: list = field(default_factory=list)  # capture.Capture.mutations: new values to copy back
-    # a shipped entry's captured graph, pickled (shipping.py): unpickled when first needed (its
-    # symbolic shapes import sympy, which running the shipped native code never needs)
-    graph_source: bytes | None = None
+    """A compiled artifact with its guards (plain class: a warm start makes no dataclass)."""
+
+    def __init__(self, guards, runner: Callable, input_index: list[int], lifted: list, out_spec, out_template: list,
+                 gm, hits: int = 0, error: BaseException | None = None, fast=None, pending=None,
+                 mutations: list | None = None, graph_source: bytes | None = None):
+        self.guards = guards  # guards.GuardSet: readable texts + one compiled check
+        self.runner = runner  # flat arrays -> flat outputs
+        self.input_index = input_index  # which flat leaves are graph inputs (arrays)
+        self.lifted = lifted  # fetchers for lifted arrays (parameters, captured globals)
+        self.out_spec = out_spec
+        self.out_template = out_template  # per output leaf: ("graph", k) or ("const", value)
+        self.gm = gm
+        self.hits = hits
+        self.error = error  # its compile failed: the entry runs the graph eagerly
+        self.fast = fast  # None: not decided yet; False: none; else fast(*arrays) -> result or None
+        self.pending = pending  # the compile's Future while the entry runs eagerly (it overran its budget)
+        self.mutations = [] if mutations is None else mutations  # capture.Capture.mutations: copied back
+        # a shipped entry's captured graph, pickled (shipping.py): unpickled when first needed (its
+        # symbolic shapes import sympy, which running the shipped native code never needs)
+        self.graph_source = graph_source
+
+    def replace(self, **changes) -> CacheEntry:
+        import copy
+
+        new = copy.copy(self)
+        for name, value in changes.items():
+            if not hasattr(new, name):
+                raise TypeError(f"CacheEntry has no field {name!r}")
+            setattr(new, name, value)
+        return new
 
     def graph(self):
         if self.gm is None and self.graph_source is not None:
@@ -76,18 +88,13 @@ class CacheEntry:
         return self.gm
 
 
-@dataclass
 class CacheStats:
-    compiles: int = 0
-    hits: int = 0
-    guard_failures: int = 0
-    eager_fallbacks: int = 0
-    compile_timeouts: int = 0
-    warm_starts: int = 0  # entries loaded from an earlier process's native code (warm_start.py)
-    shipped: int = 0  # entries loaded from native code that came pickled (shipping.py)
-    native_calls: int = 0  # calls a compiled entry served
-    eager_calls: int = 0  # calls numpy served (eager fallback, compile in flight or overrun, failed)
-    entries: list = field(default_factory=list)
+    def __init__(self):
+        self.compiles = self.hits = self.guard_failures = self.eager_fallbacks = self.compile_timeouts = 0
+        self.warm_starts = 0  # entries loaded from an earlier process's native code (warm_start.py)
+        self.shipped = 0  # entries loaded from native code that came pickled (shipping.py)
+        self.native_calls = 0  # calls a compiled entry served
+        self.eager_calls = 0  # calls numpy served (eager fallback, compile in flight or overrun, failed)
 
 
 class CompiledFunction:
@@ -350,7 +357,7 @@ class CompiledFunction:
                 return
             if self._fast_entry is entry:
                 self._hot(None)
-            self._entries[index] = dataclasses.replace(entry, runner=job.value(), fast=None, pending=None)
+            self._entries[index] = entry.replace(runner=job.value(), fast=None, pending=None)
 
     def _compile(self, args, kwargs, leaves, spec, wait: bool = True) -> CacheEntry:
         """Capture and compile an entry for this call. `wait=False` (a background compile, already
@@ -476,12 +483,13 @@ class CompiledFunction:
         return f"<aot compiled {getattr(self._fn, '__qualname__', self._fn)} backend={self._backend_name}>"
 
 
-@dataclass
 class _StaticLeaves:
     """What build_guards reads of a capture, for a warm-started entry: every leaf an array of
     static shape."""
-    n: int
-    dynamic_dims: dict = field(default_factory=dict)
+
+    def __init__(self, n: int):
+        self.n = n
+        self.dynamic_dims: dict = {}
 
     @property
     def leaf_kinds(self) -> list:

@@ -17,18 +17,19 @@ its entry's guards admit, through the captured graph).
 """
 from __future__ import annotations
 
-import logging
 import time
 import warnings
 
 import numpy as np
+
+from ir.logger import get_logger
 
 from .._pytree import tree_flatten
 from ..futures import Future
 from ..logs import artifact_logger
 from . import watchdog
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 recompiles_log = artifact_logger("recompiles")
 
 _SCALARS = (bool, int, float, complex, str, type(None))

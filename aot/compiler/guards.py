@@ -11,22 +11,39 @@ import ast
 import math
 import re
 import threading
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
+from ir.records import Record
+
 _LEAF = re.compile(r"L\[(\d+)\]")
 
 
-@dataclass
 class GuardSet:
-    texts: list[str]  # readable, over argument names: L['x'].shape[0] == 4
-    check: Callable[[list], bool]
-    source: str  # the generated check over the flat leaves L[i]
-    static_dims: dict = field(default_factory=dict)  # leaf index -> {dim: size}
+    """The compiled guards of an entry (see compile_guards)."""
+
+    def __init__(self, texts: list[str], check: Callable[[list], bool], source: str, static_dims: dict | None = None,
+                 ranks: dict | None = None):
+        self.texts = texts  # readable, over argument names: L['x'].shape[0] == 4
+        self.check = check
+        self.source = source  # the generated check over the flat leaves L[i]
+        self.static_dims = {} if static_dims is None else static_dims  # leaf index -> {dim: size}
+        self.ranks = {} if ranks is None else ranks  # leaf index -> rank (arrays)
+        self._singles: list | None = None  # (readable, check) per guard: made when one fails
+        self._namespace: dict = {}
+        self.names: list | None = None
+        self.extra_check: Callable[[], bool] | None = None  # the guards not over the call's arguments
+        # the guards on sizes only, for calls whose leaves are all arrays of the right types and ranks
+        # (the native strided call checks those itself): static dims and the ShapeEnv's relations
+        self.shape_check: Callable[[list], bool] | None = None
+        self.spec = None  # the GuardSpec it was compiled from
 
     def why_failed(self, leaves: list) -> str:
+        if self._singles is None:  # compiled now: a guard failure is rare, a warm start needs none
+            spec = self.spec
+            self._singles = [(r, eval(compile(f"lambda L: {t}", "<aot guard>", "eval"), self._namespace))
+                             for r, t in zip(spec.readable, spec.texts)]
         for text, fn in self._singles:
             try:
                 ok = fn(leaves)
@@ -50,15 +67,6 @@ class GuardSet:
                 continue  # another rank: no dim to make dynamic
             out += [(i, d) for d, n in dims.items() if leaf.shape[d] != n]
         return out
-
-    ranks: dict = field(default_factory=dict)  # leaf index -> rank (arrays)
-    _singles: list = field(default_factory=list)
-    names: list | None = None
-    extra_check: Callable[[], bool] | None = None  # the guards not over the call's arguments
-    # the guards on sizes only, for calls whose leaves are all arrays of the right types and ranks
-    # (the native strided call checks those itself): static dims and the ShapeEnv's relations
-    shape_check: Callable[[list], bool] | None = None
-    spec: Any = None  # the GuardSpec it was compiled from
 
 
 def _rename(text: str, names: list[str] | None) -> str:
@@ -141,24 +149,25 @@ def _dtype_src(dt: np.dtype) -> str:
     return _DTYPE_NAMES.get(dt.str, f"dtype({dt.str!r})")
 
 
-@dataclass
-class GuardSpec:
+class GuardSpec(Record):
     """What a GuardSet compiles from, as plain data: an entry shipped to another process
     (shipping.py) carries it and compiles it there. `env`: the values the `extra` guards (on
     closure and global scalars) compare with, captured at trace time; the cells and globals they
-    read (CELLk, GLOBALS) are bound from the function where the set is compiled."""
-    texts: list[str]  # the conditions over the flat leaves L, in order
-    shown: list[str]  # GuardSet.texts: readable, over argument names
-    readable: list[str]  # one per condition, for why_failed
-    sizes: list[str]  # the conditions on sizes (static dims, the ShapeEnv's relations)
-    static_dims: dict
-    ranks: dict
-    consts: dict  # CONSTi / TYPEi: the values and types non-array leaves must have
-    extra: list[str]  # the conditions on closure and global scalars
-    env: dict
-    names: list[str] | None
-    all_arrays: bool
-    contiguous: tuple = ()  # the array leaves the entry's code reads as C-contiguous (a guard each)
+    read (CELLk, GLOBALS) are bound from the function where the set is compiled. Fields: `texts`,
+    the conditions over the flat leaves L, in order; `shown`, GuardSet.texts (readable, over
+    argument names); `readable`, one per condition, for why_failed; `sizes`, the conditions on
+    sizes (static dims, the ShapeEnv's relations); `consts`, CONSTi / TYPEi: the values and types
+    non-array leaves must have; `extra`, the conditions on closure and global scalars;
+    `contiguous`, the array leaves the entry's code reads as C-contiguous (a guard each)."""
+
+    __slots__ = ("texts", "shown", "readable", "sizes", "static_dims", "ranks", "consts", "extra", "env", "names",
+                 "all_arrays", "contiguous")
+
+    def __init__(self, texts, shown, readable, sizes, static_dims, ranks, consts, extra, env, names, all_arrays,
+                 contiguous=()):
+        self.texts, self.shown, self.readable, self.sizes = texts, shown, readable, sizes
+        self.static_dims, self.ranks, self.consts, self.extra, self.env = static_dims, ranks, consts, extra, env
+        self.names, self.all_arrays, self.contiguous = names, all_arrays, contiguous
 
 
 def build_guards(cap, leaves: list, extra: list[tuple[str, str]] | None = None, env: dict | None = None,
@@ -218,10 +227,8 @@ def compile_guards(spec: GuardSpec, env: dict | None = None) -> GuardSet:
     namespace = {"ndarray": np.ndarray, "dtype": np.dtype, "math": math, **spec.consts, **spec.env, **(env or {})}
     namespace.update({name: np.dtype(code) for code, name in (*_DTYPE_NAMES.items(), *_SWAPPED_NAMES.items())})
     source, check = _compile_check("check", spec.texts, namespace)
-    singles = [(r, eval(compile(f"lambda L: {t}", "<aot guard>", "eval"), namespace))
-               for r, t in zip(spec.readable, spec.texts)]
     gs = GuardSet(spec.shown, check, source, spec.static_dims, ranks=spec.ranks)
-    gs._singles = singles
+    gs._namespace = namespace
     gs.names = spec.names
     gs.spec = spec
     if spec.all_arrays:

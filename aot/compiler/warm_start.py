@@ -19,16 +19,17 @@ which the dynamic loader applies when it loads it. Without `cc`, or with AOT_WAR
 """
 from __future__ import annotations
 
-import logging
 import marshal
 import os
 import threading
 
 import numpy as np
 
+from ir.logger import get_logger
+
 from .._pytree import LeafSpec, TreeSpec
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 ENV_VAR = "AOT_WARM_START"
 _FORMAT = 3  # of the record (2: its trampoline is aot_call_strided; 3: inputs say whether the code

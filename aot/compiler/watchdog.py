@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextvars
 import os
-import queue
 import sys
 import threading
 from collections.abc import Callable
@@ -84,7 +83,7 @@ def submit(fn: Callable, *args, name: str = "aot-compile", **kwargs) -> Future:
 def submit_background(fn: Callable, *args, **kwargs) -> Future:
     """Run fn(*args, **kwargs) on the compile pool; returns its Future."""
     job, work = _job(fn, args, kwargs)
-    _POOL.put(work)
+    _pool().put(work)
     return job
 
 
@@ -112,7 +111,9 @@ class _Pool:
     """Daemon worker threads taking jobs from one queue; a thread starts when a job finds none idle."""
 
     def __init__(self):
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        import queue  # (made on the first background compile: a warm start imports no queue)
+
+        self._jobs = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads = 0
         self._idle = 0
@@ -156,4 +157,16 @@ class _Pool:
             self._saved = None
 
 
-_POOL = _Pool()
+_POOL: list[_Pool] = []
+
+
+def _pool() -> _Pool:
+    """The process's compile pool, made on first use."""
+    if not _POOL:
+        with _POOL_LOCK:
+            if not _POOL:
+                _POOL.append(_Pool())
+    return _POOL[0]
+
+
+_POOL_LOCK = threading.Lock()

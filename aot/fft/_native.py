@@ -16,7 +16,6 @@ process-wide for the graph's object code (llvmlite). The eager path uses `loaded
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import sys
 import threading
@@ -40,10 +39,11 @@ from codegen.fft.names import (
 )
 from codegen.fft.plan import CODELET_RADICES
 from ir.abi_slots import ARRAY_FIELDS
+from ir.logger import get_logger
 
 from ..logs import PROGRESS
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _FORMAT = "3"  # of the cached groups: kernel ABI, loader conventions (3: JIT objects, large code model)
 _REAL = {"f32": (np.float32, "float"), "f64": (np.float64, "double")}
@@ -214,7 +214,7 @@ def _announce_build(precision: str, groups: list) -> None:
     if precision in _announced or all(g[0] == "thunks" for g in groups):
         return
     _announced.add(precision)
-    logging.getLogger(PROGRESS).info(
+    get_logger(PROGRESS).info(
         "building the %s FFT kernels for their first use (%s, ...; about a second): they are cached on "
         "disk, later processes load them", precision, ", ".join(group_name(g) for g in groups))
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 
 import numpy as np
 
 from codegen.fft.names import FIELD_BLUE, FIELD_CHIRP, FIELD_HDR, FIELD_N2, FIELD_TW
 from codegen.fft.plan import HEADER_FIELDS, bluestein_chirp, good_size, make_cplan, use_bluestein
+from ir.records import Record
 
 from ._native import ffi
 
@@ -108,13 +108,11 @@ class BluesteinPlan:
         self.nbytes = self.inner.nbytes + self.kernel_f.nbytes + self.chirp_conj.nbytes
 
 
-@dataclass
-class PlanCacheStats:
-    hits: int = 0
-    misses: int = 0
-    evictions: int = 0
-    entries: int = 0
-    bytes: int = 0
+class PlanCacheStats(Record):
+    __slots__ = ("hits", "misses", "evictions", "entries", "bytes")
+
+    def __init__(self, hits: int = 0, misses: int = 0, evictions: int = 0, entries: int = 0, bytes: int = 0):
+        self.hits, self.misses, self.evictions, self.entries, self.bytes = hits, misses, evictions, entries, bytes
 
 
 class PlanCache:

@@ -15,8 +15,6 @@ arithmetic and evaluated in long double, never by recurrence.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 # radices with a generated codelet, in the order a factorisation extracts them
@@ -157,18 +155,16 @@ def roots_table(n: int) -> np.ndarray:
     return np.multiply.outer(hi, lo).ravel()[:n]
 
 
-@dataclass(eq=False)
 class CPlan:
-    """A complex transform of length n: factors, the kernel header and twiddles (one precision)."""
+    """A complex transform of length n: factors, the kernel header (int64) and twiddles
+    (complex64/complex128, 1-D), for one precision."""
 
-    n: int
-    factors: list[int]
-    header: np.ndarray  # int64
-    twiddles: np.ndarray  # complex64/complex128, 1-D
-    nbytes: int = field(init=False)
+    def __init__(self, n: int, factors: list[int], header: np.ndarray, twiddles: np.ndarray):
+        self.n, self.factors, self.header, self.twiddles = n, factors, header, twiddles
+        self.nbytes = header.nbytes + twiddles.nbytes
 
-    def __post_init__(self):
-        self.nbytes = self.header.nbytes + self.twiddles.nbytes
+    def __repr__(self) -> str:
+        return f"CPlan(n={self.n}, factors={self.factors})"
 
 
 def _twiddle_table(n: int, factors: list[int]) -> tuple[np.ndarray, list[tuple[int, int, int, int, int]]]:
