@@ -230,7 +230,10 @@ class CpuHost(ProfiledLaunches, Host):
     def launch(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
         b = self.builder
         arr = alloca(self.alloca_builder, I64, size=len(slots))
+        unread = getattr(kern, "aot_unread", ())  # slots the kernel folded to constants
         for k, v in enumerate(slots):
+            if k in unread:
+                continue
             if isinstance(v.type, L.PointerType):
                 v = b.ptrtoint(v, I64)
             b.store(v, b.gep(arr, [i64(k)], source_etype=I64))

@@ -78,19 +78,36 @@ def new_kernel(module: L.Module, name: str, lean: bool = False) -> tuple[L.Funct
 
 class ArgBlock:
     """Reads the argument block of a kernel; static dims and known strides (broadcast ones, and
-    those of OperandInfo.strides) are constants, and the code depending on them folds."""
+    those of OperandInfo.strides) are constants, and the code depending on them folds. `unread`:
+    the slots it does not read (mark_unread tells the launch, which then does not store them)."""
 
     def __init__(self, b: L.IRBuilder, args, shape: tuple, infos: list[OperandInfo]):
         self.b, self.args, self.shape, self.infos = b, args, shape, infos
         n, r = len(infos), len(shape)
+        self.unread: set[int] = set()
         self.ptrs = [b.inttoptr(self._slot(i), PTR, name=f"p{i}") for i in range(n)]
-        self.dims = [i64(d) if is_static(d) else self._slot(n + k) for k, d in enumerate(shape)]
+        self.dims = [self._dim(d, n + k) for k, d in enumerate(shape)]
         self.strides = [[self._stride(info, k, n + r + i * r + k) for k in range(r)]
                         for i, info in enumerate(infos)]
 
+    def _dim(self, d, slot: int):
+        if is_static(d):
+            self.unread.add(slot)
+            return i64(d)
+        return self._slot(slot)
+
     def _stride(self, info: OperandInfo, k: int, slot: int):
         known = info.known_stride(k)
-        return self._slot(slot) if known is None else i64(known)
+        if known is None:
+            return self._slot(slot)
+        self.unread.add(slot)
+        return i64(known)
+
+    def mark_unread(self, fn: L.Function) -> None:
+        """Tell launches of kernel `fn` (Host.launch) which of its slots it never reads: an entry
+        stores only the others (the static dims and known strides were a third of the
+        per-sample-gradient entry's code)."""
+        fn.aot_unread = frozenset(self.unread)
 
     def _slot(self, i: int):
         p = self.b.gep(self.args, [i64(i)], source_etype=I64)

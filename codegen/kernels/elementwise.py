@@ -62,6 +62,7 @@ def emit_elementwise(
     args, begin, end = fn.args
     infos = inputs + outputs
     ab = ArgBlock(b, args, shape, infos)
+    ab.mark_unread(fn)
     vlen = target.vector_len(max_element_bits(block, [i.dtype for i in infos]))
     err = None
     if reports_errors(block):

@@ -162,6 +162,7 @@ def emit_reduce(module: L.Module, target: Target, name: str, spec: ReduceSpec, h
     args, begin, end = fn.args
     infos = inputs + [output]
     ab = ArgBlock(b, args, shape, infos)
+    ab.mark_unread(fn)
     entry_b.position_at_start(fn.entry_basic_block)
     yield_dt = block.terminator.operands[0].type.dtype
     sctx = LowerCtx(module, b, target, 1, helpers)
@@ -323,6 +324,8 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
     row = _RowInputs(ctx, ab, inputs, offs)
     sctx = row.sctx
     ways = unroll_ways(block)
+    # (a static row shorter than a group reaches only the first accumulator: the others are never made)
+    ways = ways if not is_empty(i64(0), b.and_(run, i64(-n * ways))) else 1
     vaccs = [_Slot(b, entry_b, identity(ctx, kind, acc_dtype)) for _ in range(ways)]
     for v in vaccs:
         v.set(identity(ctx, kind, acc_dtype))
@@ -363,7 +366,10 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
     if not is_empty(full, run):
         with b.if_then(b.icmp_signed("<", full, run)):
             step(vaccs[0], full, lane_mask(ctx, b.sub(run, full)))
-    v = _tree(comb, [a.get() for a in vaccs])
+    # a row that only reaches the first accumulator (static and shorter than a group) leaves the
+    # others at the identity, which combining would not change: a + identity is a, bit for bit,
+    # for every kind (a sum that starts at +0 never holds -0)
+    v = _tree(comb, [a.get() for a in (vaccs if cascade or not is_empty(i64(0), unrolled) else vaccs[:1])])
     if cascade:
         v = cascade.total(v)
     total = lane_tree(b, v, lambda x, y: combine(sctx, kind, acc_dtype, x, y))
