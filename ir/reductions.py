@@ -57,7 +57,10 @@ class ReduceKind:
         if self.index:  # the flat C-order index within the reduced axes
             rest = [a for a in range(x.ndim) if a not in axes]
             moved = np.transpose(x, rest + list(axes))
-            out = self.numpy(moved.reshape(moved.shape[:len(rest)] + (-1,)), axis=-1).astype(dtype)
+            reduced = 1
+            for a in axes:  # (not -1: a reshape cannot infer it when a kept dim is 0)
+                reduced *= x.shape[a]
+            out = self.numpy(moved.reshape(moved.shape[:len(rest)] + (reduced,)), axis=-1).astype(dtype)
             return np.expand_dims(out, tuple(axes)) if keepdims else out
         kw = {"dtype": dtype} if self.body_in_result_dtype else {}
         return np.asarray(self.ufunc.reduce(x, axis=axes, keepdims=keepdims, **kw)).astype(dtype, copy=False)

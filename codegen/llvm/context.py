@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from llvmlite import ir as L
@@ -34,25 +35,16 @@ class LowerCtx:
 
     def const(self, dt: DType, value) -> L.Constant:
         """`value` in dtype `dt` (real component for complex), splatted to vlen lanes."""
-        t = scalar_type(dt)
-        if t is I1:
-            c = L.Constant(t, int(bool(value)))
-        elif isinstance(t, L.IntType):
-            c = L.Constant(t, int(value))
-        else:
-            c = L.Constant(t, float(value))
-        return self.splat(c)
+        return _const(scalar_type(dt), repr(value), value, self.vlen)
 
     def splat(self, c):
         if self.vlen == 1:
             return c
         if isinstance(c, L.Constant):
-            return L.Constant(L.VectorType(c.type, self.vlen), [c] * self.vlen)
+            return _splat(c, self.vlen)
         b = self.builder
-        undef = L.Constant(L.VectorType(c.type, self.vlen), L.Undefined)
-        v = b.insert_element(undef, c, L.Constant(L.IntType(32), 0))
-        mask = L.Constant(L.VectorType(L.IntType(32), self.vlen), [0] * self.vlen)
-        return b.shuffle_vector(v, undef, mask)
+        undef, zero, mask = _splat_parts(c.type, self.vlen)
+        return b.shuffle_vector(b.insert_element(undef, c, zero), undef, mask)
 
     # --- declarations ------------------------------------------------------------------------
     def function(self, name: str, ret: L.Type, args: list[L.Type]) -> L.Function:
@@ -88,6 +80,40 @@ class LowerCtx:
             r = b.call(fn, [b.extract_element(a, k) for a in args])
             out = b.insert_element(out, r, k)
         return out
+
+
+# constants are values: one object per value (and lane count), whose text llvmlite formats once
+@functools.lru_cache(maxsize=1024)
+def _const(t: L.Type, text: str, value, vlen: int) -> L.Constant:
+    """`value` (keyed by its repr too: 0.0 and -0.0 are equal keys otherwise) in scalar type t,
+    splatted to vlen lanes."""
+    if t is I1:
+        c = L.Constant(t, int(bool(value)))
+    elif isinstance(t, L.IntType):
+        c = L.Constant(t, int(value))
+    else:
+        c = L.Constant(t, float(value))
+    return c if vlen == 1 else _splat(c, vlen)
+
+
+def _splat(c: L.Constant, vlen: int) -> L.Constant:
+    key = (str(c.type), c.get_reference(), vlen)
+    v = _SPLATS.get(key)
+    if v is None:
+        if len(_SPLATS) >= 4096:  # a bound for long-lived processes compiling many programs
+            _SPLATS.clear()
+        v = _SPLATS[key] = L.Constant(L.VectorType(c.type, vlen), [c] * vlen)
+    return v
+
+
+_SPLATS: dict = {}
+
+
+@functools.lru_cache(maxsize=64)
+def _splat_parts(t: L.Type, vlen: int):
+    """undef <vlen x t>, i32 0 and the zero shuffle mask that broadcast a value."""
+    return (L.Constant(L.VectorType(t, vlen), L.Undefined), L.Constant(L.IntType(32), 0),
+            L.Constant(L.VectorType(L.IntType(32), vlen), [0] * vlen))
 
 
 def declare(module: L.Module, name: str, ret: L.Type, args: list[L.Type]) -> L.Function:

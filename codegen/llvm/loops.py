@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 
 from llvmlite import ir as L
@@ -14,8 +15,17 @@ from .context import LowerCtx
 from .types import I1, I32, I64, memory_type, scalar_type
 
 
+@functools.lru_cache(maxsize=4096)
 def i64(v: int) -> L.Constant:
+    """An i64 constant, one object per value: llvmlite prints a constant once and reuses the text
+    (a module holds thousands of the same few indices and sizes)."""
     return L.Constant(I64, v)
+
+
+@functools.lru_cache(maxsize=64)
+def iota(n: int) -> L.Constant:
+    """<n x i64> <0, 1, ..., n-1>."""
+    return L.Constant(L.VectorType(I64, n), list(range(n)))
 
 
 def rolled_md(module: L.Module):
@@ -206,8 +216,7 @@ def splat_value(ctx: LowerCtx, v):
 def lane_mask(ctx: LowerCtx, remaining):
     """<vlen x i1>: lane k < remaining."""
     b, n = ctx.builder, ctx.vlen
-    iota = L.Constant(L.VectorType(I64, n), list(range(n)))
-    return b.icmp_signed("<", iota, ctx.splat(remaining))
+    return b.icmp_signed("<", iota(n), ctx.splat(remaining))
 
 
 def _suffix(t: L.Type) -> str:
