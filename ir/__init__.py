@@ -6,6 +6,7 @@ slots: `import ir.abi_slots`) on a warm first call, which needs none of the dial
 The first attribute taken from `ir` loads the dialect, the structural ops' registration included.
 """
 import importlib
+import importlib.util
 
 _NAMES = {
     "Block": "core", "BlockArg": "core", "Func": "core", "Module": "core", "Operation": "core",
@@ -29,7 +30,9 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
         globals()[name] = value  # later lookups are plain attribute reads
         return value
-    load_dialect()  # a submodule the dialect imports (ir.reductions, ...) is an attribute from now on
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule: `from . import dtypes`
+        return importlib.import_module(f".{name}", __name__)  # (the dialect may be what imports it)
+    load_dialect()
     if name in globals():
         return globals()[name]
     raise AttributeError(f"module 'ir' has no attribute {name!r}")
