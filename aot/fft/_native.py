@@ -105,11 +105,22 @@ def kernel_vlen(precision: str, target) -> int:
 
 
 # ---- one group: from the disk cache, or built -------------------------------------------------
+# LLVM's level for the kernel groups: the codelets are explicit vector code, and O1 ran them as
+# fast as O3 (tools/bench_fft_kernels.py, c64/c128 64-4096, alternating runs within noise) and
+# builds a group in 0.7x the time
+GROUP_OPT_LEVEL = 1
+
+
 def _group_object(precision: str, group: tuple, vlen: int | None, target) -> bytes:
     """Object code of `group` for `target` (the host's, for a shared library or for the JIT), for
-    the core's `vlen` lanes (None: the host's): generated, optimised at O3 (imports llvmlite)."""
+    the core's `vlen` lanes (None: the host's): generated, optimised at GROUP_OPT_LEVEL (imports
+    llvmlite)."""
+    import dataclasses
+
     from codegen.targets import emit_object, optimize
     from codegen.targets.base import data_layout_of, parse
+
+    target = dataclasses.replace(target, opt_level=GROUP_OPT_LEVEL)
 
     if group[0] == "thunks":
         from codegen.trampolines import HELPERS
