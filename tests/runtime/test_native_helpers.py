@@ -89,6 +89,8 @@ x = np.ones(16)
 f(x, x); f(x, x)
 assert f.cache_info()["warm_starts"] == int(sys.argv[1])
 assert type(f._entries[0].fast).__name__ == "builtin_function_or_method"  # the linked aot_call_strided
+if int(sys.argv[1]):  # a warm start makes no dataclass and logs nothing
+    assert not {"logging", "dataclasses"} & set(sys.modules), sorted({"logging", "dataclasses"} & set(sys.modules))
 assert f._entries[0].fast(x, x[::-1]) is None  # the code reads x as C-contiguous: the native check refuses
 assert (f(x, x[::-1]) == 2.0).all()  # a guard failure: a second entry for any layout
 print(sorted(m for m in ("codegen.entry", "codegen.llvm.loops", "codegen.kernels.parallel") if m in sys.modules))
