@@ -22,15 +22,16 @@ aot.profile traces `fn` again; the LLVM work comes from the compile caches after
 from __future__ import annotations
 
 import ctypes
-import logging
 import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ir.logger import get_logger
+
 from ._pytree import tree_flatten, tree_map
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 NS = 1e-9  # seconds per nanosecond
 

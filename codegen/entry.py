@@ -24,10 +24,10 @@ layer imports it.
 from __future__ import annotations
 
 import importlib
-import logging
 
 from llvmlite import ir as L
 
+from ir.logger import get_logger
 from ir.opdef import OPDEFS, MissingRule
 from ir.structural import FFT_KINDS
 from ir.symbols import is_static
@@ -45,7 +45,7 @@ from .llvm.types import I32, I64, PTR
 from .options import CodegenOptions, library_threads_symbol  # noqa: F401  (re-exported)
 from .targets.base import Target
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 # rule modules loaded when a function needs an op none of the loaded ones lowers (start-up latency:

@@ -14,12 +14,11 @@ caller wants result k (an entry output), or None.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from llvmlite import ir as L
 
 from ir import status
 from ir.dtypes import DType
+from ir.records import field, record
 from ir.symbols import is_static
 from ir.types import TensorType
 
@@ -34,7 +33,7 @@ from .options import CodegenOptions
 from .targets.base import Target, create_target_machine
 
 
-@dataclass
+@record
 class Desc:
     """A tensor at run time: data pointer, dims and strides (in elements) as LLVM i64 values."""
 
@@ -49,7 +48,7 @@ class Desc:
         return len(self.shape)
 
 
-@dataclass
+@record
 class EntryCtx:
     """One entry function being emitted: where code goes (`builder`; `alloca_builder` for stack
     slots), its host interface, the run-time values of the input-dim symbols, and the module-wide

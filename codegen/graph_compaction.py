@@ -14,9 +14,8 @@ buffer of its own (the driver copies it into the entry's output when that is whe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ir import status
+from ir.records import record
 from ir.types import TensorType
 
 from .graph_base import Desc, EntryCtx, entry_rule
@@ -52,7 +51,7 @@ def _compact(ectx: EntryCtx, op, x: Desc, mask: Desc, fill: Desc, out):
     return [o]
 
 
-@dataclass
+@record
 class _Rows:
     """Where the rows are: source and destination data and row strides (elements), elements per
     row, and whether the destination's rows are contiguous (rows of one strided element if not)."""

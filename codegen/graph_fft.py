@@ -25,7 +25,6 @@ keeps the real part.
 
 from __future__ import annotations
 
-import logging
 import math
 
 import numpy as np
@@ -33,6 +32,7 @@ from llvmlite import ir as L
 
 from ir import status
 from ir.core import Block, Operation
+from ir.logger import get_logger
 from ir.symbols import is_static, norm_dim, sympy
 from ir.types import ScalarType, TensorType
 
@@ -56,7 +56,7 @@ from .llvm.context import declare
 from .llvm.loops import alloca, elem_ptr, i64
 from .llvm.types import I32, PTR
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 def _scale(ectx: EntryCtx, norm: str, n, forward: bool):
     """The normalisation factor: a float for a static n, else a double computed at run time."""

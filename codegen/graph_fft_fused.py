@@ -14,12 +14,11 @@ copied as an array (measured: the strided scalar load was slower than the two pa
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ir.core import Block, Operation
 from ir.dtypes import DType
 from ir.opdef import COST_TRANSCENDENTAL as TRANSCENDENTAL
 from ir.passes.fuse_plan import recompute_cost
+from ir.records import record
 from ir.structural import inner_fft
 from ir.symbols import is_static
 from ir.types import ScalarType, TensorType
@@ -31,7 +30,7 @@ from .graph_ops import run_elementwise
 from .llvm.loops import i64
 
 
-@dataclass
+@record
 class Prologue:
     """The transform's input, never stored: `block` maps one scalar of each of `ins` (aligned to the
     input's shape, see `_align`) to the input element."""
@@ -51,7 +50,7 @@ class Prologue:
         run_elementwise(ectx, dst.static_shape, body, [view(d) for d in self.ins], [dst])
 
 
-@dataclass
+@record
 class Epilogue:
     """The kernel's results `outs`, computed from the transform's result: `block` maps its element
     (converted to `dtype`, the transform's result dtype) and one scalar of each of `extras`

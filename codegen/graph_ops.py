@@ -7,8 +7,6 @@ descriptor arithmetic with no copy; concatenate/stack/pad are copies into views 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from llvmlite import ir as L
 
@@ -16,6 +14,7 @@ from ir import status
 from ir.core import Block, Operation
 from ir.dtypes import DType, float64, int64
 from ir.opdef import MissingRule
+from ir.records import record
 from ir.reductions import REDUCTIONS
 from ir.symbols import exact_ratio, is_static, size_is_int
 from ir.types import ScalarType, TensorType
@@ -61,16 +60,17 @@ def run_elementwise(ectx: EntryCtx, shape: tuple, block, ins: list[Desc], outs: 
     kshape, infos, strides = coalesce(kshape, infos, strides)
     in_infos, out_infos = infos[: len(ins)], infos[len(ins):]
     name = ectx.kernel_name("ew", body_summary(block))
-    kern = emit_elementwise(ectx.module, ectx.target, name, kshape, block, in_infos, out_infos, ectx.helpers)
     dims = [ectx.dim(d) for d in kshape]
+    total, vlen = ectx.numel(dims), kern_vlen(ectx, block, ins + outs)
+    kern = emit_elementwise(ectx.module, ectx.target, name, kshape, block, in_infos, out_infos, ectx.helpers,
+                            whole=ectx.host.one_call(total, vlen))
     slots = [d.data for d in ins + outs] + dims
     for st in strides:
         slots += st
-    vlen = kern_vlen(ectx, block, ins + outs)
     if not reports_errors(block):
-        ectx.call_kernel(kern, slots, ectx.numel(dims), vlen)
+        ectx.call_kernel(kern, slots, total, vlen)
         return
-    launch = ectx.call_kernel(kern, slots + [i64(0)], ectx.numel(dims), vlen)
+    launch = ectx.call_kernel(kern, slots + [i64(0)], total, vlen)
     ectx.fail_on_flag(launch, len(slots), status.NEGATIVE_POWER)
 
 
@@ -160,7 +160,7 @@ def copy(ectx: EntryCtx, src: Desc, dst: Desc) -> None:
 
 
 # --- reductions ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class Reduction:
     """A reduction at the graph level: `kind` (an ir.reductions record's name) of the scalar body
     `block` over the iteration `shape`, along `axes`, accumulated in `dtype`; `keepdims`: the

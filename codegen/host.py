@@ -29,15 +29,15 @@ block (`Launch.read`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from llvmlite import ir as L
+
+from ir.records import record
 
 from .host_profile import ProfiledLaunches
 from .kernels.common import new_kernel
 from .kernels.parallel import parallel_for, shared_parallel_for
-from .llvm.builder import Builder, emit_if
+from .llvm.builder import Builder, const_int, emit_if
 from .llvm.context import declare
 from .llvm.loops import alloca, for_range, i64
 from .llvm.types import I8, I32, I64, PTR, VOID
@@ -46,7 +46,7 @@ from .options import CodegenOptions, library_threads_symbol
 from .targets.base import Target
 
 
-@dataclass
+@record
 class Launch:
     """A kernel call that ran: its argument block, readable after the call."""
 
@@ -117,6 +117,12 @@ class Host:
         pointers); `align`: chunks of a split range are multiples of it; `work`: the elements
         the call touches (`total` unless given), which decides whether it is worth splitting."""
         raise NotImplementedError
+
+    def one_call(self, total: L.Value, align: int, work=None) -> bool:
+        """Whether `launch(kern, slots, total, align, work)` is known, before the kernel is built,
+        to call it once over [0, total) on the calling thread: the kernel is then built for that
+        range alone (no partial rows at either end)."""
+        return False
 
     def read_arg(self, launch: Launch, k: int) -> L.Value:
         raise NotImplementedError
@@ -273,6 +279,19 @@ class CpuHost(ProfiledLaunches, Host):
                                     block_rows)
         self._timed_launch(wrapper, garr, rows, 1, work)
 
+    def _threshold(self, align: int) -> int:
+        """The work from which a launch is split across threads."""
+        return max(self.options.parallel_threshold, 2 * align)
+
+    def one_call(self, total: L.Value, align: int, work=None) -> bool:
+        # _run_kernel's choice where it is known now: serial code, or too little work to split
+        if self._group is not None:
+            return False
+        if not self.options.library and self.options.num_threads <= 1:
+            return True
+        t, w = const_int(total), const_int(work if work is not None else total)
+        return (w is not None and w < self._threshold(align)) or (t is not None and t < 2 * align)
+
     def _run_kernel(self, kern: L.Function, arr: L.Value, total: L.Value, align: int, work) -> None:
         """Call `kern` over [0, total) on this thread, or on the pool when the work is large."""
         b = self.builder
@@ -280,9 +299,7 @@ class CpuHost(ProfiledLaunches, Host):
         if nt is None:
             b.call(kern, [arr, i64(0), total])
             return
-        big = b.icmp_signed(
-            ">=", work if work is not None else total, i64(max(self.options.parallel_threshold, 2 * align))
-        )
+        big = b.icmp_signed(">=", work if work is not None else total, i64(self._threshold(align)))
         big = b.and_(big, b.icmp_signed(">=", total, i64(2 * align)))
         if not isinstance(nt, L.Constant):
             big = b.and_(big, b.icmp_signed(">", nt, i64(1)))
@@ -379,6 +396,9 @@ class KernelsHost(CpuHost):
         arr = L.Constant(PTR, None)  # the entry is discarded: its launches need no argument block
         b.call(kern, [arr, i64(0), total])
         return Launch(self, arr)
+
+    def one_call(self, total: L.Value, align: int, work=None) -> bool:
+        return False  # each kernel is a PTX entry over a grid: any sub-range
 
     def read_arg(self, launch: Launch, k: int) -> L.Value:
         return i64(0)

@@ -3,10 +3,10 @@ disk-cache hits need it for their keys, not the code generator)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ir.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CodegenOptions:
     """num_threads: workers for large kernels (1: serial). parallel_threshold: elements of work
     below which a kernel runs on the calling thread. library: the name of the shared library
@@ -37,7 +37,7 @@ def profile_symbol(entry: str) -> str:
     return f"{entry}.profile"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProfileLayout:
     """Where a profiled entry's counters are: the i64 array global `symbol` of entry function
     `entry`, holding the entry's nanoseconds and calls (slots 0, 1), then for launch site k (in

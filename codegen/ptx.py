@@ -19,10 +19,10 @@ output).
 """
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-
 from llvmlite import ir as L
+
+from ir.logger import INFO, get_logger
+from ir.records import record
 
 from .llvm.builder import Builder, module_text
 from .llvm.context import declare
@@ -31,12 +31,12 @@ from .llvm.types import I32, I64, PTR, VOID
 from .options import CodegenOptions
 from .targets.base import Target
 
-ptx_log = logging.getLogger("aot.ptx")
+ptx_log = get_logger("aot.ptx")
 
 GLOBAL_PTR = L.PointerType(addrspace=1)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelEntry:
     """A `ptx_kernel` of the PTX: launch it with (args block in device memory, total) over
     `total` indices; `slots` i64 words of argument block."""
@@ -45,7 +45,7 @@ class KernelEntry:
     slots: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PtxProgram:
     text: str
     target: Target
@@ -144,7 +144,7 @@ def finish_ptx(llvm_ir: str, target: Target, keep: list[str]) -> str:
             g.linkage = "internal"
     run_module_passes(mod, thread_target_machine(target), "add_global_dead_code_eliminate_pass")  # libdevice's rest
     text = emit_assembly(optimize(mod, target), target)
-    if ptx_log.isEnabledFor(logging.INFO):
+    if ptx_log.isEnabledFor(INFO):
         ptx_log.info("%s", text)
     return text
 

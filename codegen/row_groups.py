@@ -21,10 +21,10 @@ and the kernels' own threading over a row's elements is lost), and dims that are
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ir.opdef import OPDEFS
 from ir.passes.fuse_plan import ROW_ELEMENTS
+from ir.records import record
 from ir.symbols import is_static
 
 from .graph_ops import single_op_body
@@ -35,7 +35,7 @@ ROW_LIMIT = ROW_ELEMENTS  # elements per row of any kernel of a group (256 KB of
 BLOCK_ELEMENTS = 1 << 14  # elements per stream a block of rows holds (64 KB of float32)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RowGroup:
     """Ops [start, stop) of the entry run as one launch over their `lead` leading dims (`shape`:
     the first op's iteration shape), `block_rows` rows at a time."""

@@ -13,8 +13,6 @@ order by reassociation only.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from llvmlite import ir as L
 
 from ir.reductions import REDUCTIONS
@@ -67,7 +65,7 @@ def split_reduce(ectx: EntryCtx, spec: ReduceSpec, slots: list, kept_dims: list,
     part_strides = [i64(0) if k in axes else part.strides[1 + kept.index(k)] for k in range(r)]
     # the chunks' kernel writes the partials, not the reduction's output
     out_info = operand_info(spec.output.dtype, spec.output.bcast, part_strides)
-    kspec = replace(spec, shape=tuple(kshape), output=out_info)
+    kspec = spec.replace(shape=tuple(kshape), output=out_info)
     name = ectx.kernel_name("redpart", reduction_summary(spec.kind, spec.block))
     kern = emit_reduce(ectx.module, ectx.target, name, kspec, ectx.helpers)
     n_in = len(spec.inputs)

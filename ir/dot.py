@@ -16,14 +16,15 @@ Rendering runs Graphviz's `dot` (found on PATH) in a subprocess with a timeout; 
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
-log = logging.getLogger(__name__)
+from .logger import get_logger
+
+log = get_logger(__name__)
 
 __all__ = ["Dot", "GraphvizNotFound", "Record", "RenderError", "Subgraph", "escape", "hash_color",
            "quote", "quote_id", "render"]

@@ -1,12 +1,12 @@
 """The seven element types of the dialect, their numpy mapping and numpy 2 (NEP 50) promotion."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from .records import record
 
-@dataclass(frozen=True, slots=True)
+
+@record(frozen=True, slots=True)
 class DType:
     """An element type. Instances are interned: compare with `is` or `==`."""
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from .records import record
 
 
 class ParseError(ValueError):
@@ -16,7 +17,7 @@ class ParseError(ValueError):
         self.msg, self.line, self.col = msg, line, col
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Token:
     kind: str  # VALUE, SYMBOL, BLOCK, STRING, FLOAT, INT, IDENT, PUNCT, EOF
     text: str

@@ -21,28 +21,34 @@ class LazyLogger:
     logger can have a handler or a level below WARNING, so debug and info records go nowhere:
     those calls return without importing it."""
 
-    __slots__ = ("name",)
+    __slots__ = ("_logger", "name")
 
     def __init__(self, name: str):
         self.name = name
+        self._logger = None
+
+    def _real(self):
+        if self._logger is None:
+            import logging
+
+            self._logger = logging.getLogger(self.name)
+        return self._logger
 
     def __getattr__(self, attr: str):
-        import logging
-
-        return getattr(logging.getLogger(self.name), attr)
+        return getattr(self._real(), attr)
 
     def debug(self, *args, **kwargs) -> None:
-        if "logging" in sys.modules:
-            sys.modules["logging"].getLogger(self.name).debug(*args, **kwargs)
+        if self._logger is not None or "logging" in sys.modules:
+            self._real().debug(*args, **kwargs)
 
     def info(self, *args, **kwargs) -> None:
-        if "logging" in sys.modules:
-            sys.modules["logging"].getLogger(self.name).info(*args, **kwargs)
+        if self._logger is not None or "logging" in sys.modules:
+            self._real().info(*args, **kwargs)
 
     def isEnabledFor(self, level: int) -> bool:  # noqa: N802 - logging.Logger's name
-        if "logging" not in sys.modules:
+        if self._logger is None and "logging" not in sys.modules:
             return level >= WARNING
-        return sys.modules["logging"].getLogger(self.name).isEnabledFor(level)
+        return self._real().isEnabledFor(level)
 
     def __repr__(self) -> str:
         return f"<LazyLogger {self.name}>"

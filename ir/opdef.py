@@ -10,10 +10,10 @@ saying why not, so that an op is added by writing one row.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from .dtypes import DType
+from .records import field, record
 from .symbols import dims_equal, is_static, norm_dim
 from .types import ScalarType, TensorType, Type
 
@@ -49,7 +49,7 @@ class MissingRule(NotImplementedError):
         self.stage, self.op = stage, op
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class OpDef:
     name: str
     arity: int | None  # None: variadic (at least `min_arity`)

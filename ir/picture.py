@@ -16,13 +16,12 @@ ids: `argI` for function arguments, `opK` for ops in walk order, `opK_rR_aI` for
 """
 from __future__ import annotations
 
-import logging
-
 from .core import Block, Func, Module, Operation, Value
 from .dot import Dot, Subgraph, hash_color
+from .logger import get_logger
 from .printer import Namer, print_attr
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["func_to_dot", "module_to_dot", "to_dot"]
 

@@ -10,12 +10,12 @@ one). Adding a kind is one record here, one row in aot/ops/reduce.py, one combin
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from . import dtypes as D
 from .dtypes import DType
+from .records import record
 
 DEFAULT_INT = D.from_numpy(np.int_)  # numpy 2: int64 on every 64-bit platform
 INDEX = D.from_numpy(np.intp)
@@ -38,7 +38,7 @@ def _index(dt: DType) -> DType:
     return INDEX
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ReduceKind:
     name: str
     numpy: Callable  # numpy's function (np.sum, ..., np.argmax): the op row's reference

@@ -7,17 +7,17 @@ on the worklist, so rewrites enabled by other rewrites are found without rescann
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from typing import Any
 
 from .builder import Builder
 from .core import Func, Module, Operation, Value
+from .logger import get_logger
 from .opdef import OPDEFS
 from .types import Type
 from .verifier import enclosing_func, types_equal
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class Pattern:

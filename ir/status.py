@@ -15,10 +15,10 @@ Nothing here imports llvmlite or sympy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LibraryStatus:
     """A return code of a library's C functions: AOT_STATUS_{name} = code."""
 
@@ -27,7 +27,7 @@ class LibraryStatus:
     doc: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EntryStatus:
     """A non-zero return code of a graph entry function.
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+from .records import record
 
 
 @functools.cache
@@ -86,7 +87,7 @@ def dims_equal(a, b) -> bool:
     return d.eq(a, b) if d is not None else False
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SymbolInfo:
     """A size symbol declared at module top: `sym s0 : range [2, inf) hint 64`."""
 

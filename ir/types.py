@@ -1,14 +1,14 @@
 """Types of the dialect: tensors whose dims are ints or sympy expressions, and scalars (kernel bodies)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from .dtypes import DType
+from .records import record
 from .symbols import dim_str, is_static, norm_dim
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TensorType:
     """`f32[s0,128]`: an element type and a shape; dims are Python ints or sympy expressions."""
 
@@ -55,7 +55,7 @@ class TensorType:
         return f"{self.dtype.name}[{','.join(dim_str(d) for d in self.shape)}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ScalarType:
     """`f32`: one element, the type of values inside fused kernel bodies."""
 
@@ -76,7 +76,7 @@ class ScalarType:
         return self.dtype.name
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class IndexType:
     """`index`: a 64-bit loop index or size (used by kernel bodies and the loop level)."""
 

@@ -22,9 +22,9 @@ internal entry ABI (codegen/entry.py) is in runtime/abi_wrapper.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ir import status
+from ir.records import field, record
 
 ABI_VERSION = 1
 
@@ -63,7 +63,7 @@ def check_c_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TensorSpec:
     """One argument or result. `dims`: ints, or C expressions over the size symbols (a bare symbol
     name for an input dim binds that symbol). `text_dims`: the same dims as shown to users."""
@@ -85,14 +85,14 @@ class TensorSpec:
         return f"{self.short}[{','.join(str(d) for d in self.text_dims)}]"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SymbolSpec:
     name: str
     lower: int
     upper: int | None  # None: unbounded
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LibrarySpec:
     """Everything the header and the wrapper need to know about one compiled function."""
 

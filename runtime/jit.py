@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import atexit
 import functools
-import logging
 import threading
 import time
 import weakref
 
 import llvmlite.binding as llvm
 
+from ir.logger import get_logger
+
 from . import perf_map
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 _lock = threading.RLock()
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import logging
 import os
 import pickle
 import shutil
@@ -26,11 +25,13 @@ import subprocess
 import tempfile
 import threading
 import weakref
-from dataclasses import dataclass
 from pathlib import Path
 
 import cffi
 import numpy as np
+
+from ir.logger import get_logger
+from ir.records import record
 
 from .abi import (
     ABI_VERSION,
@@ -46,7 +47,7 @@ from .abi_wrapper import wrapper_source
 from .buffers import check_array_kind, readable_layout
 from .native_lib import LinkError, find_cc
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 ALLOWED_NEEDED = ("libc.so", "libm.so", "libmvec.so", "libpthread.so", "ld-linux")
 
@@ -79,7 +80,7 @@ class LibraryLinAlgError(LibraryError, np.linalg.LinAlgError):
     (AOT_STATUS_LINALG_ERROR), where numpy raises numpy.linalg.LinAlgError."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LibraryFiles:
     header: Path
     library: Path | None  # NAME.so (host targets)

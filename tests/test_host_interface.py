@@ -6,7 +6,6 @@ kernel launches) gets all of them while the kernels' bodies stay as they are."""
 from __future__ import annotations
 
 import ast
-import dataclasses
 import pathlib
 import re
 
@@ -97,7 +96,7 @@ RecordingHost = type("RecordingHost", (host_mod.CpuHost,), {n: _recording(n) for
 @pytest.fixture
 def recording_target(monkeypatch):
     monkeypatch.setitem(host_mod.HOSTS, "recording", RecordingHost)
-    return dataclasses.replace(host_target(), kind="recording")
+    return host_target().replace(kind="recording")
 
 
 def _lower(text: str, target, **options) -> L.Module:
@@ -162,11 +161,11 @@ def test_split_count_is_the_hosts(monkeypatch):
     one = type("OneWay", (host_mod.CpuHost,), {"reduce_chunks": lambda self: 1})
     monkeypatch.setitem(host_mod.HOSTS, "three", three)
     monkeypatch.setitem(host_mod.HOSTS, "one", one)
-    t3 = dataclasses.replace(host_target(), kind="three")
+    t3 = host_target().replace(kind="three")
     text = str(_lower(SUM, t3, num_threads=4))
     # the chunked pass: 3 chunks (its range) on the pool's 4 threads
     assert re.search(rf'@"?{POOL}"?\(.*@"total\.split\d+\.sum", ptr %"[.\w]+", i64 3, i64 4, i64 1\)', text)
-    assert ".split" not in str(_lower(SUM, dataclasses.replace(host_target(), kind="one"), num_threads=4))
+    assert ".split" not in str(_lower(SUM, host_target().replace(kind="one"), num_threads=4))
     x = np.random.default_rng(0).random(1 << 20)
     total = jit(ir.parse_module(SUM), num_threads=4, target=t3)["total"]
     np.testing.assert_allclose(total(x), x.sum(), rtol=1e-12)

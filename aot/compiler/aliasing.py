@@ -16,14 +16,13 @@ call's results are new arrays (the capture tracer re-roots them, capture.py `set
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ir.opdef import OPDEFS
+from ir.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Alias:
     base: object  # the fx node whose memory this array is (itself for a base)
     chain: tuple = ()  # view nodes from the base to this node

@@ -12,13 +12,13 @@ import linecache
 import os
 import sys
 import weakref
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 import ir
 from ir import dtypes as D
+from ir.records import field, record
 from ir.symbols import deciding
 
 from .. import frontend
@@ -52,7 +52,7 @@ def user_frame_summary() -> str:
     return "<unknown>"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ValMeta:
     """What a node's value is known to be while tracing: `meta["val"]`."""
 
@@ -569,7 +569,7 @@ class CaptureTracer:
         return TracedArray(node, meta, self)
 
 
-@dataclass
+@record
 class Capture:
     gm: GraphModule
     input_index: list[int]  # flat leaf index of each graph input (arrays)

@@ -8,12 +8,12 @@ call's array arguments.
 """
 from __future__ import annotations
 
-import logging
 import math
 
+from ir.logger import get_logger
 from ir.symbols import SymbolInfo, is_static, norm_dim
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class DynamicShapes:

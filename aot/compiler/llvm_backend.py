@@ -14,22 +14,22 @@ to the object code and, with the counters' address, set on the runner as `profil
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import threading
 import time
-from concurrent.futures import Future
-from dataclasses import dataclass
 
 import ir
+from ir.logger import INFO, get_logger
 from ir.passes import run_pipeline
 from ir.printer import print_module
+from ir.records import record
 from ir.symbols import deciding
 
+from ..futures import Future
 from ..logs import artifact_logger
 from .to_ir import graph_to_ir
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 ir_log = artifact_logger("ir")
 graph_log = artifact_logger("graph")
 
@@ -82,7 +82,7 @@ def profile_of(options: dict) -> bool:
     return value
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProfileCounters:
     """A profiled entry's counters as loaded: their layout and the address of the global (0 for a
     graph without native code, which has none)."""
@@ -93,7 +93,7 @@ class ProfileCounters:
 
 def build_ir(gm) -> ir.Module:
     """Lower and optimise a captured graph; the returned module holds one function `main`."""
-    if graph_log.isEnabledFor(logging.INFO):
+    if graph_log.isEnabledFor(INFO):
         graph_log.info("captured graph:\n%s", gm.graph)
     with deciding(facts_of(gm)):
         module = graph_to_ir(gm, "main")
@@ -259,7 +259,7 @@ def _load_once(key: str, build) -> int:
             with _lock:
                 del _in_flight[key]
     elif addr is None:
-        addr = job.result()
+        addr = job.wait()
     return addr
 
 

@@ -22,13 +22,14 @@ every task) gets one function object, which adopts entries it has not seen.
 from __future__ import annotations
 
 import hashlib
-import logging
 import pickle
 import threading
 import uuid
 import weakref
 
-log = logging.getLogger(__name__)
+from ir.logger import get_logger
+
+log = get_logger(__name__)
 
 FORMAT = 1
 _received: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # sender's id -> function

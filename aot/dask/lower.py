@@ -7,18 +7,19 @@ region of whichever node needs it).
 """
 from __future__ import annotations
 
-import logging
 import threading
 import uuid
 
 import numpy as np
+
+from ir.logger import get_logger
 
 from .._pytree import tree_flatten, tree_unflatten
 from ..frontend import UnsupportedError
 from . import blocks, is_dask_array, regions
 from .regions import node_arrays, op_name
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 PENDING = object()  # a fusible node's value: computed inside a region
 # dask.array's own operation for each layout op (operand, attrs) -> dask array

@@ -9,11 +9,11 @@ source for the target's C compiler) and NAME.h are written, and the .o path is r
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from pathlib import Path
 
+from ir.logger import get_logger
 from ir.symbols import dim_str
 
 from .cexpr import dim_to_c, to_c
@@ -21,7 +21,7 @@ from .dims import ExportError
 from .guards import readable
 from .program import ExportedProgram, export
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def library_path(path, default_name: str) -> Path:
@@ -156,8 +156,8 @@ def library_spec(program: ExportedProgram, module, name: str, entry: str, target
         if program._fn.__doc__
         else ""
     )
-    from codegen.options import library_threads_symbol
     from codegen.kernels.parallel import MAX_THREADS
+    from codegen.options import library_threads_symbol
 
     return LibrarySpec(name, entry, ins, outs, syms, guards, f"{target.triple} ({target.cpu})", doc,
                        threads_symbol=library_threads_symbol(name), max_threads=MAX_THREADS)

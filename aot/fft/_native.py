@@ -115,12 +115,10 @@ def _group_object(precision: str, group: tuple, vlen: int | None, target) -> byt
     """Object code of `group` for `target` (the host's, for a shared library or for the JIT), for
     the core's `vlen` lanes (None: the host's): generated, optimised at GROUP_OPT_LEVEL (imports
     llvmlite)."""
-    import dataclasses
-
     from codegen.targets import emit_object, optimize
     from codegen.targets.base import data_layout_of, parse
 
-    target = dataclasses.replace(target, opt_level=GROUP_OPT_LEVEL)
+    target = target.replace(opt_level=GROUP_OPT_LEVEL)
 
     if group[0] == "thunks":
         from codegen.trampolines import HELPERS

@@ -8,9 +8,7 @@ front end only reads a value's abstract type through `abstract_of`: `.dtype` (an
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -19,10 +17,12 @@ from ir import dtypes as irdt
 from ir.builder import Builder, new_func
 from ir.core import Func, Module, Value
 from ir.dtypes import DType
+from ir.logger import get_logger
 from ir.opdef import infer_result_types, lookup
+from ir.records import record
 from ir.types import TensorType
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 @runtime_checkable
@@ -43,7 +43,7 @@ class Emitter(Protocol):
     def is_value(self, x: Any) -> bool: ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Abstract:
     """The abstract type of a value: what the front end may look at."""
 

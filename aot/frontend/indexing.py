@@ -3,12 +3,12 @@ advanced-index dims to the front). A boolean mask selects (selection.py); assign
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ir import dtypes as irdt
+from ir.records import record
 from ir.symbols import current_decider, is_static
 
 from .emitter import Emitter, abstract_of
@@ -80,7 +80,7 @@ def slice_axis(em: Emitter, x: Any, axis: int, start: int, stop: int, step: int 
 
 # --- parsing the key ------------------------------------------------------------------------------
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Item:
     kind: str  # "slice", "int", "none", "array"
     value: Any = None

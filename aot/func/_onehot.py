@@ -9,14 +9,15 @@ sees the dense batch (identity times scale) instead, emitted when first needed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from ir.records import record
 
 from ..ops._shapes import numel
 from ..ops._transforms import emit, full, iota, reshape
 
 
-@dataclass
+@record
 class OneHot:
     """A batch (batch dim 0) whose example b is scale * e_b; scale None: ones."""
 

@@ -10,10 +10,11 @@ transform emits lands in the graph that called it and composes with whatever tra
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ir.records import field, record
 
 from ..compiler import nested
 from ..compiler.capture import CaptureTracer, GraphBreak, TracedArray, user_frame_summary
@@ -66,7 +67,7 @@ class SubTracer(CaptureTracer):
         super().assign(target, new)
 
 
-@dataclass
+@record
 class Traced:
     """A traced function: its graph, and how its placeholders and outputs map to the caller's values."""
 

@@ -11,10 +11,11 @@ import importlib
 import math
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ir.records import field, record
 
 from . import _pytree
 from ._namespace import Namespace, sanitize, snake_case
@@ -35,7 +36,7 @@ _UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
 _QUALIFIED_ROOTS = ("numpy", "math", "operator", "aot", "builtins")
 
 
-@dataclass
+@record
 class PythonCode:
     """Generated source, the globals it needs, and per-global import statements (for to_folder)."""
 

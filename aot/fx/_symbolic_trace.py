@@ -4,7 +4,6 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
-import logging
 import math
 import warnings
 from collections.abc import Callable
@@ -12,6 +11,8 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+from ir.logger import get_logger
 
 from ..nn.module import Module
 from ..nn.parameter import Parameter
@@ -24,7 +25,7 @@ from .proxy import Proxy, TracerBase
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 class PHBase:

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import copy
 import inspect
-import logging
 import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ir.logger import get_logger
 
 from ._codegen import CodeGen, PythonCode
 from ._namespace import Namespace, sanitize, snake_case
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Graph", "PythonCode", "CodeGen", "map_arg"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 class _NodeList:

@@ -4,13 +4,14 @@ from __future__ import annotations
 import copy
 import itertools
 import linecache
-import logging
 import os
 import pickle
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ir.logger import get_logger
 
 from ..nn.module import Module
 from ..nn.parameter import Parameter
@@ -19,7 +20,7 @@ from .graph import Graph
 
 __all__ = ["GraphModule"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 _source_ids = itertools.count()
 
 

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Iterator
 from typing import Any
+
+from ir.logger import get_logger
 
 from ..nn.module import Module
 from ._symbolic_trace import Tracer
@@ -15,7 +16,7 @@ from .proxy import Proxy
 
 __all__ = ["Interpreter", "Transformer"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 class Interpreter:

@@ -5,11 +5,12 @@ placeholder matches any node; a placeholder used twice must match the same node 
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from ir.logger import get_logger
 
 from ..nn.module import Module
 from ._symbolic_trace import symbolic_trace
@@ -19,7 +20,7 @@ from .node import Node
 
 __all__ = ["Match", "replace_pattern"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 class Match(NamedTuple):

@@ -1,18 +1,19 @@
 """`Module`: torch.nn.Module's object model (parameters, buffers, submodules) over numpy arrays."""
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ir.logger import get_logger
+
 from .parameter import Parameter
 
 __all__ = ["Module"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 class _IncompatibleKeys(NamedTuple):

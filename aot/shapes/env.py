@@ -8,7 +8,6 @@ guard; guards become the conditions under which a compiled artifact may be reuse
 from __future__ import annotations
 
 import contextlib
-import logging
 import operator
 import os
 import sys
@@ -31,10 +30,11 @@ from aot.shapes.constraints import (
 from aot.shapes.guards import ShapeGuard, canonicalize_bool_expr, to_python
 from aot.shapes.sym_node import SymBool, SymFloat, SymInt, SymNode
 from aot.shapes.value_ranges import INF, ValueRanges, bound_sympy, is_bool_expr
+from ir.logger import INFO, get_logger
 from ir.symbols import size_symbol
 
-log = logging.getLogger(__name__)
-guard_log = logging.getLogger("aot.guards")
+log = get_logger(__name__)
+guard_log = get_logger("aot.guards")
 _THIS_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 _REL_BOUND = {  # k*s + c REL 0, solved as s REL t: how t bounds s
@@ -357,7 +357,7 @@ class ShapeEnv:
         stack = _user_frame()
         self.guards.append(ShapeGuard(guard, stack))
         self._add_fact(guard)
-        if guard_log.isEnabledFor(logging.INFO):
+        if guard_log.isEnabledFor(INFO):
             guard_log.info("eval %s [guard added] at %s", self.readable(guard), stack)
 
     def readable(self, expr) -> str:

@@ -7,7 +7,6 @@ serves both the readable text (`L['x'].size()[0]`) and the compiled checker (`a0
 """
 from __future__ import annotations
 
-import logging
 import math
 from dataclasses import dataclass, field
 
@@ -25,8 +24,9 @@ from aot.shapes.constraints import (
 from aot.shapes.guards import compile_guard_checker, to_python
 from aot.shapes.sym_node import SymInt
 from aot.shapes.value_ranges import bound_sympy
+from ir.logger import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def _is_scalar(placeholder) -> bool:

@@ -8,12 +8,11 @@ then for each operand one stride (in elements) per iteration dim (0 on broadcast
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from llvmlite import ir as L
 
 from ir.dtypes import DType
 from ir.opdef import may_raise
+from ir.records import record
 from ir.symbols import is_static
 
 from ..llvm.builder import Builder, const_int
@@ -23,7 +22,7 @@ from ..llvm.lowering import lower_op
 from ..llvm.types import I64, PTR, VOID
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OperandInfo:
     """Static facts about one kernel operand: its dtype, which iteration dims it broadcasts on, and
     the strides (in elements, per iteration dim) that are known when the kernel is generated: an int,

@@ -52,8 +52,11 @@ def emit_elementwise(
     inputs: list[OperandInfo],
     outputs: list[OperandInfo],
     helpers: dict,
+    whole: bool = False,
 ) -> L.Function:
-    """Emit `void name(args, begin, end)` for a kernel.elementwise body `block`."""
+    """Emit `void name(args, begin, end)` for a kernel.elementwise body `block`. `whole`: the kernel
+    is only ever called over its whole range (Host.one_call), and is built for it: whole rows,
+    their count and length constants where the shape is static."""
     shape = tuple(shape) or (1,)
     if len(inputs[0].bcast if inputs else outputs[0].bcast) != len(shape):  # rank-0 kernels
         inputs = [OperandInfo(i.dtype, (True,)) for i in inputs]
@@ -79,53 +82,70 @@ def emit_elementwise(
             if not info.bcast[-1]:
                 contig = b.and_(contig, b.icmp_signed("==", ab.strides[i][-1], i64(1)))
 
+    if whole and r == 1:
+        begin, end = i64(0), last
     if r == 1:  # one row: the range itself (a contiguous kernel, its dims coalesced)
         bases = [elem_ptr(b, info.dtype, ab.ptrs[n], b.mul(begin, ab.strides[n][0])) for n, info in enumerate(infos)]
         _row(b, sctx, vctx, contig, block, inputs, outputs, bases, b.sub(end, begin), ab)
         b.ret_void()
         return fn
 
+    def row(offs, q, jq, run):  # the row q rows on in this plane, from index jq along the innermost dim
+        offs_q = [b.add(o, b.mul(q, ab.strides[n][r - 2])) for n, o in enumerate(offs)]
+        offs_q = [b.add(o, b.mul(jq, ab.strides[n][-1])) for n, o in enumerate(offs_q)]
+        bases = [elem_ptr(b, info.dtype, ab.ptrs[n], offs_q[n]) for n, info in enumerate(infos)]
+        _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab)
+
+    if whole:  # plane by plane, row by row
+        planes = i64(1)
+        for d in ab.dims[:-2]:
+            planes = b.mul(planes, d)
+        with for_range(b, 0, planes, name="plane", unroll=False) as p:
+            offs, _ = _offsets(b, ab, p, r - 3, len(infos))
+            with for_range(b, 0, ab.dims[r - 2], name="q", unroll=False) as q:
+                row(offs, q, i64(0), last)
+        b.ret_void()
+        return fn
+
     # the rows of one plane (dim -2) per iteration
     with segment_loop(b, begin, end, "row", unroll=False) as seg:
         i = seg.i
-        j = b.srem(i, last) if r > 1 else i
-        rest = b.sdiv(i, last) if r > 1 else None
-        offs = [i64(0)] * len(infos)
-        plane = None  # the index along dim -2
-        for k in range(r - 2, -1, -1):
-            idx = b.srem(rest, ab.dims[k]) if k > 0 else rest
-            rest = b.sdiv(rest, ab.dims[k]) if k > 0 else None
-            plane = idx if k == r - 2 else plane
-            offs = [b.add(o, b.mul(idx, ab.strides[n][k])) for n, o in enumerate(offs)]
+        j = b.srem(i, last)
+        offs, plane = _offsets(b, ab, b.sdiv(i, last), r - 2, len(infos))
         run0 = b.sub(last, j)
         left = b.sub(end, i)
         run0 = b.select(b.icmp_signed("<", left, run0), left, run0)
-        if r > 1:  # the next whole rows of this plane inside the range: pointer steps, no index decomposition
-            extra = b.sdiv(b.sub(left, run0), last)
-            room = b.sub(b.sub(ab.dims[r - 2], i64(1)), plane)
-            extra = b.select(b.icmp_signed("<", room, extra), room, extra)
-        else:
-            extra = i64(0)
-
-        def row(q, jq, run):  # the row q rows on in this plane, from index jq along the innermost dim
-            offs_q = [o if r == 1 else b.add(o, b.mul(q, ab.strides[n][r - 2])) for n, o in enumerate(offs)]
-            offs_q = [b.add(o, b.mul(jq, ab.strides[n][-1])) for n, o in enumerate(offs_q)]
-            bases = [elem_ptr(b, info.dtype, ab.ptrs[n], offs_q[n]) for n, info in enumerate(infos)]
-            _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab)
-
-        if vctx is not None and r > 1 and isinstance(shape[-1], int):
+        # the next whole rows of this plane inside the range: pointer steps, no index decomposition
+        extra = b.sdiv(b.sub(left, run0), last)
+        room = b.sub(b.sub(ab.dims[r - 2], i64(1)), plane)
+        extra = b.select(b.icmp_signed("<", room, extra), room, extra)
+        if vctx is not None and isinstance(shape[-1], int):
             # whole rows of a static length: a constant trip count (LLVM unrolls short rows; their
             # masked tail is gone)
-            row(i64(0), j, run0)
+            row(offs, i64(0), j, run0)
             with for_range(b, 1, b.add(extra, i64(1)), name="q", unroll=False) as q:
-                row(q, i64(0), i64(shape[-1]))
+                row(offs, q, i64(0), i64(shape[-1]))
         else:
             with for_range(b, 0, b.add(extra, i64(1)), name="q", unroll=False) as q:
                 first = b.icmp_signed("==", q, i64(0))
-                row(q, b.select(first, j, i64(0)), b.select(first, run0, last))
+                row(offs, q, b.select(first, j, i64(0)), b.select(first, run0, last))
         seg.step = b.add(run0, b.mul(extra, last))
     b.ret_void()
     return fn
+
+
+def _offsets(b, ab, rows, top: int, n: int) -> tuple[list, L.Value]:
+    """Each operand's element offset of row `rows` (a flat index over dims 0..top), and the index
+    along dim `top`."""
+    offs = [i64(0)] * n
+    inner = rows
+    rest = rows
+    for k in range(top, -1, -1):
+        idx = b.srem(rest, ab.dims[k]) if k > 0 else rest
+        rest = b.sdiv(rest, ab.dims[k]) if k > 0 else None
+        inner = idx if k == top else inner
+        offs = [b.add(o, b.mul(idx, ab.strides[m][k])) for m, o in enumerate(offs)]
+    return offs, inner
 
 
 def _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab) -> None:

@@ -21,11 +21,10 @@ Argument blocks:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from llvmlite import ir as L
 
 from ir.dtypes import DType, float64, int64
+from ir.records import record
 
 from ..llvm.builder import Builder
 from ..llvm.cast import convert
@@ -38,7 +37,7 @@ from .common import new_kernel
 N_SLOTS = 18
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Dtypes:
     """The dtypes of one histogram: samples, weights (None), edges; for equal-width bins also the
     range comparison's (kd), the subtraction's (sd), the division's (fd) and linspace's."""

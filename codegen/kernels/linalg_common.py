@@ -17,11 +17,11 @@ against it. `strip` runs a body over a contiguous index range in full vectors an
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from llvmlite import ir as L
 
 from ir.dtypes import DType, complex128, float64
+from ir.records import record
 
 from ..llvm.builder import Builder
 from ..llvm.cast import convert
@@ -90,7 +90,7 @@ class KernelBuilder:
         return Arith(self, dt, lanes)
 
 
-@dataclass
+@record
 class Var:
     """A mutable stack slot (one LLVM value)."""
 
@@ -364,7 +364,7 @@ def imin(b: L.IRBuilder, x, y):
 
 
 # --- the argument block ---------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     """Slot positions of a batched kernel's argument block (see the module doc)."""
 

@@ -9,12 +9,11 @@ on the thread count. Accumulators live in stack slots that mem2reg promotes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from llvmlite import ir as L
 
 from ir.core import Block
 from ir.dtypes import DType, int64
+from ir.records import record
 from ir.reductions import REDUCTIONS
 
 from ..llvm import complexops as C
@@ -23,10 +22,10 @@ from ..llvm.cast import convert
 from ..llvm.context import LowerCtx, declare
 from ..llvm.loops import (
     alloca,
-    is_empty,
     elem_ptr,
     for_range,
     i64,
+    is_empty,
     lane_mask,
     load_scalar,
     load_vector,
@@ -130,7 +129,7 @@ class _Slot:
             self.b.store(v, p)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReduceSpec:
     """What one reduce kernel computes: over the iteration `shape`, `kind` (an ir.reductions
     record's name) of the scalar body `block` (one argument per input, one yielded value)

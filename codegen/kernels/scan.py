@@ -21,10 +21,9 @@ combine can raise (an integer power).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from llvmlite import ir as L
 
+from ir import records
 from ir.core import Block
 from ir.dtypes import DType
 from ir.scans import combine_body, record
@@ -50,7 +49,7 @@ from .common import ArgBlock, OperandInfo, arg_block_size, emit_body, max_elemen
 from .reduce import combine
 
 
-@dataclass(frozen=True)
+@records.record(frozen=True)
 class ScanSpec:
     """One scan kernel: `kind` (ir/scans.py) along `axis` of the iteration `shape` (static ints,
     size expressions, or any other object for a dim read at run time), of `src` operands converted

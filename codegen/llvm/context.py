@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 
 from llvmlite import ir as L
 
 from ir.dtypes import DType
+from ir.records import field, record
 
 from ..targets.base import Target
 from .types import I1, scalar_type, value_type
 
 
-@dataclass
+@record
 class LowerCtx:
     """Lowering state for one function body.
 

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import logging
 import threading
-from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 from llvmlite.binding import ffi
 
-log = logging.getLogger(__name__)
-asm_log = logging.getLogger("aot.asm")
+from ir.logger import INFO, get_logger
+from ir.records import field, record
+
+log = get_logger(__name__)
+asm_log = get_logger("aot.asm")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     """What code generation needs to know about the machine code will run on.
 
@@ -204,7 +205,7 @@ def emit_object(mod: llvm.ModuleRef, target: Target) -> bytes:
 
 def emit_assembly(mod: llvm.ModuleRef, target: Target) -> str:
     text = _emit(mod, target, use_object=False).decode()
-    if asm_log.isEnabledFor(logging.INFO):
+    if asm_log.isEnabledFor(INFO):
         asm_log.info("%s", text)
     return text
 

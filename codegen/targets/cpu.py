@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import functools
-import logging
 
 import llvmlite.binding as llvm
 
+from ir.logger import get_logger
+
 from .base import Target, init_llvm
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 # x86-64 micro-architecture levels (psABI): cpu name for LLVM and the widest vector register
 _X86_LEVELS = {
@@ -72,7 +72,7 @@ def jit_target(opt_level: int = 3) -> Target:
     64-bit absolute addresses, as LLVM's own JIT TargetMachines on x86-64 do (RuntimeDyld resolves
     the large model's position-independent, GOT-relative form wrongly once an engine holds more
     than one object)."""
-    return dataclasses.replace(host_target(opt_level=opt_level), code_model="large", relocation="static")
+    return host_target(opt_level=opt_level).replace(code_model="large", relocation="static")
 
 
 def named_target(name: str) -> Target:

@@ -10,10 +10,10 @@ functions nothing defines. Plain data: no llvmlite.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ir.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TargetKind:
     name: str
     math_library: str  # "libm": C names (sin, sinf); "libdevice": __nv_sin, __nv_sinf

@@ -7,15 +7,15 @@ IR after every pass is logged there.
 """
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 
 from ..core import Func, Module
+from ..logger import INFO, get_logger
 from ..verifier import VerifyError, verify
 
-log = logging.getLogger(__name__)
-ir_log = logging.getLogger("aot.ir")
+log = get_logger(__name__)
+ir_log = get_logger("aot.ir")
 
 
 class Pass:
@@ -74,7 +74,7 @@ class PassManager:
                     verify(module)
                 except VerifyError as e:
                     raise VerifyError(e.op, f"after pass {p.name!r}: {e.msg}") from e
-            if ir_log.isEnabledFor(logging.INFO):
+            if ir_log.isEnabledFor(INFO):
                 from ..printer import print_module
 
                 ir_log.info("IR after %s:\n%s", p.name, print_module(module))

@@ -7,17 +7,16 @@ negative exponent: that error belongs to run time), and results whose dtype or s
 the op's type (a bug in the op's row, logged as a warning)."""
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from ..core import Func, Operation
+from ..logger import get_logger
 from ..opdef import OPDEFS
 from ..rewrite import Pattern, Rewriter, apply_patterns_greedily
-from .base import Pass, register_pass
 from . import constants as C
+from .base import Pass, register_pass
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def _small_enough(op: Operation) -> bool:

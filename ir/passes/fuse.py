@@ -17,16 +17,15 @@ take, creation ops), so code generation sees no bare elementwise op or reduction
 """
 from __future__ import annotations
 
-import logging
-
 from ..core import Func, Operation
+from ..logger import INFO, get_logger
 from ..symbols import dim_str
 from .base import Pass, register_pass
 from .dce import is_removable
 from .fuse_build import FusionError, build_elementwise, build_reduce, stable_topological_order
 from .fuse_plan import FusionOptions, FusionPlan
 
-log = logging.getLogger("aot.fusion")
+log = get_logger("aot.fusion")
 
 __all__ = ["Fuse", "FusionError", "FusionOptions", "fuse_func"]
 
@@ -87,7 +86,7 @@ def _set_order(func: Func, order: list[Operation]) -> None:
 
 
 def _log_kernel(func: Func, kernel: Operation, body_ops: list[str]) -> None:
-    if not log.isEnabledFor(logging.INFO):
+    if not log.isEnabledFor(INFO):
         return
     a = kernel.attrs
     shape = "[" + ",".join(dim_str(d) for d in a["shape"]) + "]"

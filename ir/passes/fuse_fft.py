@@ -16,16 +16,15 @@ multiply runs in irfft's load, while rfft writes its result as usual.
 """
 from __future__ import annotations
 
-import logging
-
 from ..core import Block, Func, Operation, OpResult, Region
+from ..logger import INFO, get_logger
 from ..opdef import lookup
 from ..structural import FFT_KINDS
 from ..types import ScalarType
 from .base import Pass, register_pass
 from .fuse_plan import same_shape
 
-log = logging.getLogger("aot.fusion")
+log = get_logger("aot.fusion")
 
 KERNEL = "kernel.elementwise"
 
@@ -112,7 +111,7 @@ def _result_first(block: Block, index: int) -> Region:
 
 
 def _log(func: Func, kernel: Operation, producer: Operation | None, consumer: Operation | None) -> None:
-    if not log.isEnabledFor(logging.INFO):
+    if not log.isEnabledFor(INFO):
         return
 
     def body(region: Region, present: bool) -> str:

@@ -19,17 +19,17 @@ Vocabulary of the fusion pass (see fuse.py for the rewrite itself):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from ..core import Func, Operation, OpResult, Value
 from ..opdef import OPDEFS, may_raise
+from ..records import record
 from ..reductions import REDUCTIONS
 from ..symbols import dims_equal
 from ..types import TensorType
 from .constants import CONSTANT_OP
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FusionOptions:
     """Recomputation limits, in units of one cheap scalar op (see recompute_cost).
 

@@ -5,7 +5,6 @@ on modules when they are created."""
 from __future__ import annotations
 
 import ast
-import dataclasses
 import pathlib
 
 import numpy as np
@@ -77,7 +76,7 @@ def test_target_kinds():
 
 # --- the math library comes from the Target ------------------------------------------------------------
 def test_math_library_names_scalar_functions():
-    t = dataclasses.replace(named_target("x86-64-v4"), vector_library=None, math_library="libdevice")
+    t = named_target("x86-64-v4").replace(vector_library=None, math_library="libdevice")
     text = str(codegen.lower_module(_sin_module(), t))
     assert '@"__nv_sin"(' in text and '@"sin"(' not in text
     text32 = str(codegen.lower_module(_sin_module(D.float32), t))
@@ -85,7 +84,7 @@ def test_math_library_names_scalar_functions():
 
 
 def test_unknown_math_library():
-    t = dataclasses.replace(host_target(), vector_library=None, math_library="nope")
+    t = host_target().replace(vector_library=None, math_library="nope")
     with pytest.raises(NotImplementedError, match="math library 'nope'"):
         codegen.lower_module(_sin_module(), t)
 
@@ -93,11 +92,11 @@ def test_unknown_math_library():
 # --- the Host: chosen by the target's kind -----------------------------------------------------------------
 def test_host_class_by_kind():
     assert host_mod.host_class(host_target()) is host_mod.CpuHost
-    assert host_mod.host_class(dataclasses.replace(host_target(), kind="nvptx")) is host_mod.KernelsHost
+    assert host_mod.host_class(host_target().replace(kind="nvptx")) is host_mod.KernelsHost
     with pytest.raises(NotImplementedError, match="target kind 'tpu'"):
-        host_mod.host_class(dataclasses.replace(host_target(), kind="tpu"))
+        host_mod.host_class(host_target().replace(kind="tpu"))
     with pytest.raises(NotImplementedError, match="grid_stride"):
-        host_mod.host_class(dataclasses.replace(host_target(), loop_skeleton="grid_stride"))
+        host_mod.host_class(host_target().replace(loop_skeleton="grid_stride"))
 
 
 class _CountingHost(host_mod.CpuHost):
@@ -123,7 +122,7 @@ def test_entry_host_work_goes_through_the_host(monkeypatch):
     kind with its own Host gets all of them (here a CPU host that counts), and the code runs."""
     monkeypatch.setitem(host_mod.HOSTS, "counting", _CountingHost)
     _CountingHost.calls = {}
-    target = dataclasses.replace(host_target(), kind="counting")
+    target = host_target().replace(kind="counting")
     m = ir.Module("h")
     f, b = ir.new_func(m, "f", [TensorType(D.float64, (64, 32))])
     e = b.create("exp", [f.args[0]])

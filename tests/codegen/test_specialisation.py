@@ -32,13 +32,13 @@ def _functions(text: str) -> dict[str, str]:
     return out
 
 
-def _lower(fn, args, contiguous=True):
+def _lower(fn, args, contiguous=True, threads=1):
     from aot._pytree import tree_flatten
     from aot.compiler.capture import capture
 
     leaves, spec = tree_flatten(args)
     module = llvm_backend.build_ir(capture(fn, args, {}, leaves, spec, module=None, dynamic=False).gm)
-    opts = CodegenOptions(num_threads=1, contiguous_inputs=(True,) * len(args) if contiguous else ())
+    opts = CodegenOptions(num_threads=threads, contiguous_inputs=(True,) * len(args) if contiguous else ())
     llmod = codegen.lower_module(module, llvm_backend._host(1), opts)
     return llmod, module_text(llmod)
 
@@ -86,3 +86,21 @@ def test_lean_modules_and_the_others():
     fns = jit(m)
     x = np.linspace(0, 3, 64)
     np.testing.assert_allclose(fns["f"](x), np.sin(x), rtol=1e-15)
+
+
+def test_a_kernel_called_once_is_built_for_its_whole_range():
+    """A launch known to be one call over [0, total) (serial code, or too little work to split:
+    Host.one_call) builds its kernel for that range: whole rows, no partial first or last row."""
+    x, col = np.ones((8, 3, 37)), np.ones((8, 3, 1))  # a broadcast operand: dims do not coalesce
+    f = lambda a, c: a * c + 1  # noqa: E731
+    _, serial = _lower(f, (x, col))
+    _, small = _lower(f, (x, col), threads=2)  # 888 elements: below the threshold
+    _, big = _lower(f, (np.ones((800, 3, 37)), np.ones((800, 3, 1))), threads=2)
+    k = {name: next(t for n, t in _functions(text).items() if ".ew" in n)
+         for name, text in (("serial", serial), ("small", small), ("big", big))}
+    assert "row.head" not in k["serial"] and "row.head" not in k["small"]  # planes and rows: counted loops
+    assert "row.head" in k["big"]  # any sub-range on any thread: partial rows at both ends
+    assert len(k["serial"]) < len(k["big"])
+    for shape in ((8, 3, 37), (800, 3, 37)):
+        a, c = np.random.default_rng(1).random(shape), np.random.default_rng(2).random(shape[:-1] + (1,))
+        np.testing.assert_array_equal(aot.compile(f, options={"disk_cache": False})(a, c), a * c + 1)

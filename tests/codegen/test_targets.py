@@ -4,7 +4,6 @@ from the host), emitted assembly, logging, and the import layering of codegen/ru
 from __future__ import annotations
 
 import ast
-import dataclasses
 import logging
 import pathlib
 import subprocess
@@ -51,7 +50,7 @@ def test_levels_pick_libmvec_variant(name, variant, reg):
 
 
 def test_no_vector_library_calls_scalar_libm():
-    t = dataclasses.replace(named_target("x86-64-v4"), vector_library=None)
+    t = named_target("x86-64-v4").replace(vector_library=None)
     text = str(codegen.lower_module(_sin_module(), t))
     assert "_ZGV" not in text and '@"sin"(' in text
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,19 @@ def test_concurrent_writers_leave_one_valid_entry(tmp_path):
     assert c.get(k) == b"v" * 10000
     assert len(list(tmp_path.glob("*/*.bin"))) == 1
     assert not list(tmp_path.glob("*/.tmp-*"))
+
+
+@pytest.mark.parametrize("xdg", [None, "", "  ", "/somewhere/cache"])
+def test_default_dir_is_platformdirs_user_cache_dir(monkeypatch, xdg):
+    """Linux's rule is written out (platformdirs costs 3 ms to import): it must stay platformdirs'."""
+    platformdirs = pytest.importorskip("platformdirs")
+    from runtime.disk_cache import default_cache_dir
+
+    monkeypatch.delenv("AOT_CACHE_DIR", raising=False)
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert default_cache_dir() == Path(platformdirs.user_cache_dir("aot"))
+    monkeypatch.setenv("AOT_CACHE_DIR", "/elsewhere")
+    assert default_cache_dir() == Path("/elsewhere")

@@ -13,13 +13,13 @@ submodule that is itself a GraphModule gets a graph of its own (`get_submod_dot_
 """
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ir.dot import Dot, Record, hash_color
+from ir.logger import get_logger
 from ir.symbols import dim_str
 
 from ...nn.module import Module
@@ -29,7 +29,7 @@ from ..node import Node, _format_arg, _qualified_name, map_arg
 
 __all__ = ["FxGraphDrawer"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _COLOR_MAP = {"placeholder": "AliceBlue", "call_module": "LemonChiffon1", "get_param": "Yellow2",
               "get_attr": "LightGrey", "output": "PowderBlue"}
