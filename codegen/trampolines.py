@@ -19,10 +19,10 @@ llvmlite.ir (the builders import it on first use).
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 
 from ir import abi_slots as S
+from ir.digest import sha256
 
 
 def array_call_ir(offsets: dict[str, int]) -> str:
@@ -481,7 +481,7 @@ class Helpers:
 
     @functools.cached_property
     def digest(self) -> str:
-        h = hashlib.sha256()
+        h = sha256()
         for path in (Path(__file__), Path(S.__file__), _POOL_SOURCE):
             h.update(path.read_bytes())
         return h.hexdigest()[:32]

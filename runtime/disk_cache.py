@@ -14,15 +14,8 @@ import stat
 import sys
 from pathlib import Path
 
+from ir.digest import sha256
 from ir.logger import get_logger
-
-try:  # CPython's own SHA-256 (3.11: _sha256, 3.12: _sha2): hashlib loads OpenSSL, ~5 ms of a warm start
-    from _sha256 import sha256
-except ImportError:  # pragma: no cover - other Pythons
-    try:
-        from _sha2 import sha256
-    except ImportError:
-        from hashlib import sha256
 
 log = get_logger(__name__)
 

@@ -17,7 +17,6 @@ A `SharedLibrary` pickles by value: the bytes of the file it mapped travel with 
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
 import pickle
 import shutil
@@ -30,6 +29,7 @@ from pathlib import Path
 import cffi
 import numpy as np
 
+from ir.digest import sha256
 from ir.logger import get_logger
 from ir.records import record
 
@@ -247,7 +247,7 @@ class SharedLibrary:
                 f"cannot pickle the aot library {self.name}: {self._mapped} no longer holds what was loaded "
                 f"({e}); load it again"
             ) from None
-        return rebuild_library, (data, self.path.name, hashlib.sha256(data).hexdigest())
+        return rebuild_library, (data, self.path.name, sha256(data).hexdigest())
 
     def __repr__(self) -> str:
         return f"<aot library {self.name}{self.signature} at {self.path}>"
@@ -381,7 +381,7 @@ def rebuild_library(data: bytes, filename: str, digest: str) -> SharedLibrary:
     `digest`, written to a fresh private file named `filename`, and loaded as aot_load does (so
     the ELF checks run before the system loader maps it)."""
     data = bytes(data)
-    got = hashlib.sha256(data).hexdigest()
+    got = sha256(data).hexdigest()
     if got != digest:
         raise InvalidLibraryError(
             f"aot_load: pickled library {filename!r} is corrupt: SHA-256 mismatch "

@@ -25,7 +25,7 @@ import types
 
 import numpy as np
 
-from runtime.disk_cache import sha256
+from ir.digest import sha256
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes)
 _NAMED_PACKAGES = ("numpy", "aot", "math", "builtins", "operator", "functools", "cmath")

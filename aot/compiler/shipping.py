@@ -21,12 +21,12 @@ every task) gets one function object, which adopts entries it has not seen.
 """
 from __future__ import annotations
 
-import hashlib
 import pickle
 import threading
 import uuid
 import weakref
 
+from ir.digest import sha256
 from ir.logger import get_logger
 
 log = get_logger(__name__)
@@ -144,7 +144,7 @@ def _native_state(runner) -> dict | None:
     t = jit_target()
     sig = runner.signature
     precisions = tuple(getattr(runner, "fft_precisions", ()))
-    return {"object": obj, "sha256": hashlib.sha256(obj).hexdigest(), "key": key, "symbol": sig.name,
+    return {"object": obj, "sha256": sha256(obj).hexdigest(), "key": key, "symbol": sig.name,
             "inputs": [(s.dtype.str, tuple(s.shape), s.contiguous) for s in sig.inputs],
             "outputs": [(s.dtype.str, tuple(s.shape)) for s in sig.outputs],
             "triple": t.triple, "features": t.features, "vector_library": t.vector_library,
@@ -201,7 +201,7 @@ def _runner(native: dict | None):
     if native is None or not _runs_here(native):
         return None
     obj = native["object"]
-    digest = hashlib.sha256(obj).hexdigest()
+    digest = sha256(obj).hexdigest()
     if digest != native["sha256"]:
         raise ShippedCodeError(f"shipped object code of {native['symbol']}: SHA-256 {digest} "
                                f"!= {native['sha256']} recorded by the sender (damaged in transit?)")

@@ -34,7 +34,7 @@ from ._exec import (
     get_plan,
     scratch_entry,
 )
-from ._native import ffi
+from ._native import ffi, first_groups
 from ._native import loaded as kernels
 
 _MAX_BLOCKS = 64  # kernel calls of one pass (batch dims that do not merge)
@@ -216,7 +216,7 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
     plan = get_plan(n, cdt)
     if plan.kind != "direct":
         return None
-    k = kernels(_precision(cdt))
+    k = kernels(_precision(cdt), first_groups(plan.factors, forward))
     plan.pointers(k, forward)  # loads the plan's passes
     flags, size = _flags(forward, n, idist, howmany, k.vlen)
     scratch = scratch_entry(size, k)

@@ -6,9 +6,12 @@ plan first needs them, the run-time planner and the eager path's call thunks whe
 is a shared library in the disk cache, keyed by its name, the CPU (/proc/cpuinfo), the llvmlite
 build and the generator's sources; a hit is loaded by the dynamic loader with neither llvmlite nor
 the code generator imported (~0.2 ms a group). A miss generates the group's module, optimises it
-at O3, links it with `cc` and stores it (~0.1-0.5 s a group); without `cc` the object code is
-cached instead and loaded into a JIT engine. The loader fills each group's import table
-(names.imports_of) with the addresses of the groups that are loaded.
+at GROUP_OPT_LEVEL, links it with `cc` and stores it (~0.03-0.3 s a group); the misses of one
+load are built side by side on the cores, and the eager path's first call loads the core with the
+passes and thunks it needs next (`loaded(precision, first)`), so an empty cache builds them
+together. Without `cc` the object code is cached instead and loaded into a JIT engine. The loader
+fills each group's import table (names.imports_of) with the addresses of the groups that are
+loaded.
 
 `kernels(precision)` serves compiled graphs: every group, and their entries registered
 process-wide for the graph's object code (llvmlite). The eager path uses `loaded(precision)`.
@@ -238,43 +241,46 @@ class _Groups:
         self.tables: list[tuple] = []  # (table pointer, [(symbol, group)])
 
     def load(self, groups) -> None:
-        """Load `groups` (the core first: the others' keys hold its lanes); those missing from
-        the disk cache are built in parallel (optimisation and code generation release the GIL)."""
+        """Load `groups`; those missing from the disk cache are built together, in parallel
+        (optimisation and code generation release the GIL). The other groups' keys hold the
+        core's lanes: read from the core when it is cached, else those it is built for."""
         from runtime.disk_cache import DiskCache
 
         with _lock:
             cache = DiskCache()
             todo = [g for g in dict.fromkeys(groups) if g not in self.libs]
+            missing = []
             if ("core",) in todo:
                 todo.remove(("core",))
                 core = _cached_group(cache, self.precision, ("core",), None)
                 if core is None:
-                    _announce_build(self.precision, [("core",)])
-                self._add(("core",), *(core or _built_group(cache, self.precision, ("core",), None)))
-            missing = []
+                    from codegen.targets import host_target
+
+                    missing.append(("core",))  # built first in the list: it is added first
+                    self.vlen = kernel_vlen(self.precision, host_target())
+                else:
+                    self._add(("core",), *core)
+            hits = []
             for g in todo:
                 hit = _cached_group(cache, self.precision, g, self.vlen)
                 if hit is None:
                     missing.append(g)
                 else:
-                    self._add(g, *hit)
+                    hits.append((g, hit))
             if missing:
                 _announce_build(self.precision, missing)
-            if len(missing) > 1:
-                from concurrent.futures import ThreadPoolExecutor
-
-                with ThreadPoolExecutor(max_workers=min(len(missing), os.cpu_count() or 1)) as pool:
-                    built = list(pool.map(lambda g: _built_group(cache, self.precision, g, self.vlen), missing))
-            else:
-                built = [_built_group(cache, self.precision, g, self.vlen) for g in missing]
-            for g, (address, source) in zip(missing, built):
+            built = _build_all(cache, self.precision, missing, self.vlen)
+            for g, (address, source) in [*zip(missing, built, strict=True), *hits]:
                 self._add(g, address, source)
 
     def _add(self, group: tuple, address, source: str) -> None:
         log.info("fft kernels %s: %s %s", self.precision, group_name(group), source)
         self.libs[group] = address
         if group == ("core",):
-            self.vlen = ffi.cast("int64_t *", address(vlen_symbol(self.precision)))[0]
+            vlen = ffi.cast("int64_t *", address(vlen_symbol(self.precision)))[0]
+            if self.vlen is not None and vlen != self.vlen:  # the keys of groups built with it
+                raise RuntimeError(f"fft kernels {self.precision}: the core has {vlen} lanes, not {self.vlen}")
+            self.vlen = vlen
         imports = imports_of(group, self.precision, self.vlen)
         if imports:
             self.tables.append((ffi.cast("intptr_t *", address(imports_symbol(self.precision))), imports))
@@ -286,6 +292,34 @@ class _Groups:
     def address(self, group: tuple, symbol: str) -> int:
         self.load([group])
         return self.libs[group](symbol)
+
+
+def _build_all(cache, precision: str, groups: list, vlen: int | None) -> list:
+    """_built_group of each of `groups` (in their order), on as many threads as there are cores
+    and groups, the costliest started first."""
+    def build(g):
+        return _built_group(cache, precision, g, None if g == ("core",) else vlen)
+
+    if len(groups) <= 1:
+        return [build(g) for g in groups]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(groups), os.cpu_count() or 1)) as pool:
+        jobs = {g: pool.submit(build, g) for g in sorted(groups, key=_build_cost, reverse=True)}
+        return [jobs[g].result() for g in groups]
+
+
+def _build_cost(group: tuple) -> int:
+    """A group's relative LLVM time (f64, AVX-512, O1: radix 8 0.28 s, the core 0.17 s, radix 2
+    0.12 s, the thunks 0.03 s): the order its build starts in."""
+    return group[1] if group[0] == "radix" else {"core": 6, "thunks": 1}.get(group[0], 4)
+
+
+def pass_groups(factors, forward: bool | None = None) -> list[tuple]:
+    """The pass groups a plan with these radices runs, in one direction or (None) both."""
+    need = {(r if r in CODELET_RADICES else "g", fw)
+            for fw in ((True, False) if forward is None else (forward,)) for r in factors}
+    return [group_of(r, fw) for r, fw in sorted(need, key=repr)]
 
 
 def all_groups(vlen: int) -> list[tuple]:
@@ -300,7 +334,7 @@ class Kernels:
     `require(plan)` loads what a plan's passes need before its first call. `ptr(array)` is the data pointer argument for an array,
     `cptr` the C type of it."""
 
-    def __init__(self, precision: str):
+    def __init__(self, precision: str, first=()):
         if precision not in _REAL:
             raise ValueError(f"FFT kernels: precision must be 'f32' or 'f64', got {precision!r}")
         self.precision = precision
@@ -310,7 +344,7 @@ class Kernels:
         self.carray = self.ctype + "[]"
         t0 = time.perf_counter()
         self._groups = _Groups(precision)
-        self._groups.load([("core",)])
+        self._groups.load([("core",), *first])  # built together where they are not cached
         self.vlen = self._groups.vlen
         self._ready: set[tuple] = set()  # (radix or "g", forward) whose passes are loaded
         self.c2c = self._fn(_C2C_SIG, ("core",), entry_name(precision))
@@ -327,7 +361,7 @@ class Kernels:
                 for fw in ((True, False) if forward is None else (forward,)) for r in factors}
         if need <= self._ready:
             return
-        self._groups.load([group_of(r, fw) for r, fw in sorted(need - self._ready, key=repr)])
+        self._groups.load(pass_groups(factors, forward))
         self._ready |= need
 
     def address(self, symbol: str) -> int:
@@ -417,15 +451,24 @@ _KERNELS: dict[str, Kernels] = {}
 _EXPORTED: set[str] = set()
 
 
-def loaded(precision: str) -> Kernels:
-    """The eager path's kernels of `precision` (the core loaded; passes as plans need them)."""
+def loaded(precision: str, first=()) -> Kernels:
+    """The eager path's kernels of `precision` (the core loaded; passes as plans need them).
+    `first`: groups the caller needs next, loaded (or built) with the core when it is first loaded
+    (an empty cache builds them in parallel instead of one after another)."""
     k = _KERNELS.get(precision)
     if k is None:
         with _lock:
             k = _KERNELS.get(precision)
             if k is None:
-                k = _KERNELS[precision] = Kernels(precision)
+                k = _KERNELS[precision] = Kernels(precision, first)
     return k
+
+
+def first_groups(factors, forward: bool) -> list[tuple]:
+    """What the eager fast path's first call of a plan with these radices loads after the core:
+    its passes in that direction and the call thunks."""
+    thunks = _thunks_group()
+    return pass_groups(factors, forward) + ([thunks] if thunks is not None else [])
 
 
 def kernels(precision: str) -> Kernels:

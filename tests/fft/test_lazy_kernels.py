@@ -20,11 +20,17 @@ import numpy as np
 x = np.random.default_rng(0).random(64) + 1j
 import aot.fft
 from aot.fft import _native
+batches, build_all = [], _native._build_all
+def recorded(cache, precision, groups, vlen):
+    batches.append(sorted(_native.group_name(g) for g in groups))
+    return build_all(cache, precision, groups, vlen)
+_native._build_all = recorded
 y = aot.fft.fft(x)
 print(json.dumps({
     "ok": bool(np.allclose(y, np.fft.fft(x), atol=1e-12)),
     "groups": sorted(_native.group_name(g) for g in _native.loaded("f64")._groups.libs),
     "all": len(_native.all_groups(_native.loaded("f64").vlen)),
+    "built": [b for b in batches if b],
     "modules": sorted(m for m in sys.modules if m.startswith(("llvmlite", "codegen.fft.module", "codegen.targets",
                                                               "codegen.fft.groups", "codegen.trampolines"))),
 }))
@@ -58,12 +64,13 @@ def test_first_use_builds_only_what_the_plan_needs(warm_cache):
     assert [g for g in first["groups"] if not g.startswith("thunks")] == ["core", "radix_8_1"]
     assert len(first["groups"]) == 3 < first["all"]
     assert "llvmlite.binding" in first["modules"]  # it did compile
+    assert first["built"] == [first["groups"]]  # in one batch, side by side: not the core first
 
 
 def test_cache_hit_imports_no_code_generator(warm_cache):
     cache, first = warm_cache
     again = _report(cache)
-    assert again["ok"] and again["groups"] == first["groups"]
+    assert again["ok"] and again["groups"] == first["groups"] and again["built"] == []
     assert again["modules"] == []  # no llvmlite, codegen.targets, emitters or trampolines
 
 
