@@ -36,7 +36,8 @@ from ir.logger import get_logger
 from ir.symbols import is_static, norm_dim, sympy
 from ir.types import ScalarType, TensorType
 
-from .fft import SCRATCH_PER_LANE, c2r_name, entry_name, make_cplan, r2c_name, use_bluestein
+from .fft import c2r_name, entry_name, make_cplan, r2c_name, use_bluestein
+from .fft.names import FLAG_BLOCK, FLAG_LANES, scratch_values
 from .fft.plan import bluestein_chirp, good_size, unit_roots
 from .fft.planner import plan_names
 from .graph_base import Desc, EntryCtx, contiguous_strides, entry_rule
@@ -206,7 +207,8 @@ def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float,
     prec, ft = precision_of(cdtype), float_type(cdtype)
     hdr, tw = _plan_globals(ectx, cdtype, n)
     lanes_ok = n <= LANES_LIMIT_N
-    nbytes = SCRATCH_PER_LANE * n * (vlen if lanes_ok else 1) * cdtype.real_dtype.numpy.itemsize
+    values = scratch_values(n, vlen, 1, FLAG_LANES | FLAG_BLOCK if lanes_ok else 0)  # c2c_flags' most
+    nbytes = values * cdtype.real_dtype.numpy.itemsize
     name = ectx.kernel_name("fft", cdtype, f"n{n}", "forward" if forward else "inverse")
     fn, b = new_kernel(ectx.module, name)
     args, lo, hi = fn.args

@@ -9,7 +9,7 @@ from llvmlite import ir as L
 from ir.dtypes import complex64
 from ir.structural import FFT_KINDS, inner_fft
 
-from .fft import FLAG_FORWARD, FLAG_LANES
+from .fft.names import FLAG_BLOCK, FLAG_FORWARD, FLAG_LANES
 from .graph_base import EntryCtx
 from .llvm.loops import i64
 
@@ -48,8 +48,9 @@ def fft_vlen(ectx: EntryCtx, cdtype) -> int:
 def c2c_flags(b: L.IRBuilder, forward: bool, n, cnt, idist, vlen: int):
     """The kernel's flags for `cnt` rows of length n (i64 values): lanes as aot/fft/_exec.py
     chooses them (short or odd rows, or long smooth ones that are neighbours, up to
-    LANES_LIMIT_N: its scratch is sized for lanes below that)."""
+    LANES_LIMIT_N: its scratch is sized for lanes below that, in lane blocks: names.scratch_values
+    with idist 1)."""
     lanes = b.and_(b.icmp_signed(">=", cnt, i64(vlen)), b.icmp_signed("<=", n, i64(LANES_LIMIT_N)))
     long_smooth = b.and_(b.icmp_signed("==", b.srem(n, i64(vlen)), i64(0)), b.icmp_signed(">", n, i64(LANES_MAX_N)))
     lanes = b.and_(lanes, b.or_(b.not_(long_smooth), b.icmp_signed("==", idist, i64(1))))
-    return b.or_(i64(FLAG_FORWARD if forward else 0), b.select(lanes, i64(FLAG_LANES), i64(0)))
+    return b.or_(i64(FLAG_FORWARD if forward else 0), b.select(lanes, i64(FLAG_LANES | FLAG_BLOCK), i64(0)))

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from codegen.fft import FLAG_FORWARD, FLAG_LANES
+from codegen.fft.names import FLAG_BLOCK, FLAG_FORWARD, FLAG_LANES, scratch_values
 
 from ._native import ffi
 from ._native import loaded as kernels  # the eager path's: passes load as plans need them
@@ -159,10 +159,11 @@ def _elem_strides(a: np.ndarray) -> tuple | None:
 
 def _flags(forward: bool, n: int, idist: int, howmany: int, vlen: int) -> tuple[int, int]:
     """Kernel flags and scratch size: lanes for neighbouring transforms (idist == 1), for lengths
-    the wide in-transform layout cannot cover (n % VLEN), and for short transforms."""
+    the wide in-transform layout cannot cover (n % VLEN), and for short transforms; neighbours
+    gather blocks of lane groups."""
     lanes = howmany >= vlen and n <= _LANES_LIMIT_N and (idist == 1 or n % vlen != 0 or n <= _LANES_MAX_N)
-    flags = (FLAG_FORWARD if forward else 0) | (FLAG_LANES if lanes else 0)
-    return flags, 4 * n * (vlen if lanes else 1)
+    flags = (FLAG_FORWARD if forward else 0) | (FLAG_LANES | FLAG_BLOCK if lanes else 0)
+    return flags, scratch_values(n, vlen, idist, flags)
 
 
 def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool, scale: float,

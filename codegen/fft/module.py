@@ -14,10 +14,11 @@ Exported (C ABI; pointers to interleaved complex of the precision `T`, strides i
 computes `howmany` transforms of length plan[0]: out[b*odist + k*ostride] = scale * sum_j
 in[b*idist + j*istride] * exp(-+2*pi*i*j*k/n). in == out is allowed. flags: bit 0 forward
 (FLAG_FORWARD); bit 1 (FLAG_LANES) lets groups of VLEN transforms run across SIMD lanes (best when
-idist == 1 or n is small or odd; contiguous rows of a smooth n are faster one at a time). The
-rest run one at a time, vectorised inside the transform wherever a pass's ido allows.
-`scratch` holds 4 * n * VLEN values of T when lanes are used (FLAG_LANES and howmany >= VLEN),
-else 4 * n; align it (and `out`) to 64 bytes: every pass stores into it, and cache-line-split
+idist == 1 or n is small or odd; contiguous rows of a smooth n are faster one at a time); bit 2
+(FLAG_BLOCK) lets neighbouring transforms (idist == 1) of a short n gather (and, when odist == 1,
+scatter) LANE_BLOCK lane groups at a time (names.lane_block). The rest run one at a time, vectorised inside the transform
+wherever a pass's ido allows. `scratch` holds names.scratch_values(n, VLEN, idist, flags) values
+of T (4 * n * VLEN per lane group when lanes are used, else 4 * n); align it (and `out`) to 64 bytes: every pass stores into it, and cache-line-split
 stores cost up to 40% (complex128, n = 1024).
 """
 from __future__ import annotations
@@ -26,7 +27,18 @@ from llvmlite import ir as L
 
 from ..llvm.builder import Builder
 from .layouts import I32, I64, PTR, Layout, for_range, i64, layouts_of
-from .names import FLAG_FORWARD, FLAG_LANES, SCRATCH_PER_LANE, SPLIT, entry_name, pass_entry_name, pass_keys
+from .names import (
+    FLAG_BLOCK,
+    FLAG_FORWARD,
+    FLAG_LANES,
+    LANE_BLOCK,
+    LANE_BLOCK_MAX_N,
+    SCRATCH_PER_LANE,
+    SPLIT,
+    entry_name,
+    pass_entry_name,
+    pass_keys,
+)
 from .passes import emit_keyed_pass
 from .plan import CODELET_RADICES, HEADER_FIELDS
 from .planner import emit_planner
@@ -223,6 +235,29 @@ class _Emitter:
         b.ret_void()
         return fn
 
+    def emit_block_lanes(self, gather: bool) -> L.Function:
+        """gather(src, stride, n, buf, groups, region) / scatter(buf, dst, stride, n, groups,
+        region, scale): `groups` lane groups of neighbouring transforms (idist == 1) at once, lane
+        group q in the lane buffer at buf + q*region values; each row moves groups*VLEN elements
+        in a row."""
+        ints = [I64, I64, I64, I64]
+        fnty = L.FunctionType(L.VoidType(), [PTR, PTR] + ints + ([] if gather else [self.ft]))
+        fn = L.Function(self.mod, fnty, name=f"aot_fft_{'gather' if gather else 'scatter'}_vb")
+        fn.linkage = "internal"
+        (a, c, stride, n, groups, region, *rest) = fn.args
+        b = Builder(fn.append_basic_block("entry"))
+        k = None if gather else self.v.splat(b, rest[0])
+        with for_range(b, 0, n, name="e") as e, for_range(b, 0, groups, name="q") as q:
+            first = b.add(b.mul(e, stride), b.mul(q, i64(self.vlen)))
+            if gather:  # a = src, c = buf
+                buf = b.gep(c, [b.mul(q, region)], source_etype=self.ft)
+                self.v.store(b, buf, e, self.w.load(b, a, first))
+            else:  # a = buf, c = dst
+                re, im = self.v.load(b, b.gep(a, [b.mul(q, region)], source_etype=self.ft), e)
+                self.w.store(b, c, first, (b.fmul(re, k), b.fmul(im, k)))
+        b.ret_void()
+        return fn
+
     def _lane_values(self, b, src, first, dist):
         undef = L.Constant(self.v.ty, L.Undefined)
         re, im = undef, undef
@@ -260,6 +295,7 @@ class _Emitter:
         ft, vl = self.ft, self.vlen
         run = {(fw, ln): self.emit_runner(fw, ln) for fw in (True, False) for ln in (True, False)}
         copy, gather, scatter = self.emit_copy_scalar(), self.emit_gather_lanes(), self.emit_scatter_lanes()
+        gather_b, scatter_b = self.emit_block_lanes(True), self.emit_block_lanes(False)
         fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64, I32, ft, PTR])
         fn = L.Function(self.mod, fnty, name=entry_name(precision))
         hdr, tw, src, dst, howmany, istr, idist, ostr, odist, flags, scale, scratch = fn.args
@@ -289,7 +325,26 @@ class _Emitter:
 
         if vl > 1:
             groups = b.select(lanes_ok, b.sdiv(howmany, i64(vl)), i64(0))
-            with for_range(b, 0, groups, name="grp") as grp:
+            blocked = b.and_(b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_BLOCK)), L.Constant(I32, 0)),
+                             b.and_(b.icmp_signed("==", idist, i64(1)), b.icmp_signed("<=", n, i64(LANE_BLOCK_MAX_N))))
+            blocks = b.select(blocked, b.sdiv(groups, i64(LANE_BLOCK)), i64(0))
+            region = b.mul(n, i64(SCRATCH_PER_LANE * vl))
+            with for_range(b, 0, blocks, name="blk") as blk:
+                g = b.mul(blk, i64(LANE_BLOCK * vl))
+                b.call(gather_b, [at(src, idist, g), buf1, istr, n, i64(LANE_BLOCK), region])
+                for q in range(LANE_BLOCK):
+                    q0 = b.gep(buf0, [b.mul(region, i64(q))], source_etype=ft)
+                    q1 = b.gep(buf1, [b.mul(region, i64(q))], source_etype=ft)
+                    res = run_dir(True, hdr, tw, q1, q0, q1, null)  # every block's result: same offset
+                res0 = b.gep(res, [b.mul(region, i64(1 - LANE_BLOCK))], source_etype=ft)
+                with b.if_else(b.icmp_signed("==", odist, i64(1))) as (columns, rows):
+                    with columns:
+                        b.call(scatter_b, [res0, at(dst, odist, g), ostr, n, i64(LANE_BLOCK), region, scale])
+                    with rows:  # each transform's output is a row of its own
+                        for q in range(LANE_BLOCK):
+                            b.call(scatter, [b.gep(res0, [b.mul(region, i64(q))], source_etype=ft),
+                                             at(dst, odist, b.add(g, i64(q * vl))), ostr, odist, n, scale])
+            with for_range(b, b.mul(blocks, i64(LANE_BLOCK)), groups, name="grp") as grp:
                 g = b.mul(grp, i64(vl))
                 b.call(gather, [at(src, idist, g), istr, idist, n, buf1])
                 res = run_dir(True, hdr, tw, buf1, buf0, buf1, null)

@@ -8,8 +8,26 @@ from __future__ import annotations
 
 from .plan import CODELET_RADICES
 
-FLAG_FORWARD, FLAG_LANES = 1, 2
+FLAG_FORWARD, FLAG_LANES, FLAG_BLOCK = 1, 2, 4
 SCRATCH_PER_LANE = 4  # scratch values of T per element per lane (two ping-pong complex buffers)
+# With FLAG_BLOCK, neighbouring transforms (idist == 1) gather and scatter LANE_BLOCK lane groups
+# at a time when n <= LANE_BLOCK_MAX_N: each row of a strided axis is then read as LANE_BLOCK
+# cache lines in a row instead of one (a column of 128 points at a 256 KB stride: one line per
+# row is latency-bound, hardware prefetchers do not cross pages). The scratch grows to match.
+LANE_BLOCK, LANE_BLOCK_MAX_N = 4, 2048
+
+
+def lane_block(n: int, idist: int, flags: int) -> int:
+    """Lane groups per gather (the kernel's choice, written out for the callers' scratch)."""
+    blocked = flags & FLAG_BLOCK and flags & FLAG_LANES and idist == 1 and n <= LANE_BLOCK_MAX_N
+    return LANE_BLOCK if blocked else 1
+
+
+def scratch_values(n: int, vlen: int, idist: int, flags: int) -> int:
+    """Values of T the c2c entry needs in `scratch` for these flags (see module.py)."""
+    if not flags & FLAG_LANES:
+        return SCRATCH_PER_LANE * n
+    return SCRATCH_PER_LANE * n * vlen * lane_block(n, idist, flags)
 # the run-time planner's plan block (planner.py), int64 words
 FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIELD_KERN = range(8)
 # the layouts of a pass (layouts.py's `name`): scalar, wide, lanes, split work buffers

@@ -50,6 +50,11 @@ from .names import (
     FIELD_N2,
     FIELD_REFS,
     FIELD_TW,
+    FLAG_BLOCK,
+    FLAG_LANES,
+    LANE_BLOCK,
+    LANE_BLOCK_MAX_N,
+    SCRATCH_PER_LANE,
     plan_names,
 )
 from .plan import CODELET_RADICES, HEADER_FIELDS
@@ -472,6 +477,17 @@ class _Planner:
         return fn
 
     # -- running a plan --------------------------------------------------------------------------
+    def _lanes_per(self, b, flags, howmany, idist, n):
+        """The c2c entry's scratch per element in complex pairs (names.scratch_values)."""
+        def bit(flag):
+            return b.icmp_signed("!=", b.and_(flags, L.Constant(I32, flag)), L.Constant(I32, 0))
+
+        lanes = b.and_(bit(FLAG_LANES), b.icmp_signed(">=", howmany, i64(self.vlen)))
+        blocked = b.and_(bit(FLAG_BLOCK), b.and_(b.icmp_signed("==", idist, i64(1)),
+                                                 b.icmp_signed("<=", n, i64(LANE_BLOCK_MAX_N))))
+        per_lane = b.select(blocked, i64(self.vlen * LANE_BLOCK), i64(self.vlen))
+        return b.select(lanes, per_lane, i64(1))
+
     def _exec(self) -> L.Function:
         ft = self.ft
         fn, b, _ = _function(self.mod, self.names["exec"], I32,
@@ -482,10 +498,8 @@ class _Planner:
         hdr, tw = self._at(b, plan, FIELD_HDR), self._at(b, plan, FIELD_TW)
         blue = b.icmp_signed("!=", b.load(self._field(b, plan, FIELD_BLUE), typ=I64), i64(0))
         with b.if_then(b.not_(blue)):
-            lanes = b.and_(b.icmp_signed("!=", b.and_(flags, L.Constant(I32, 2)), L.Constant(I32, 0)),
-                           b.icmp_signed(">=", howmany, i64(self.vlen)))
-            per = b.select(lanes, i64(self.vlen), i64(1))
-            scratch = self.malloc(b, [b.mul(b.mul(n2, per), i64(4 * self.tsize))])
+            scratch = self.malloc(b, [b.mul(b.mul(n2, self._lanes_per(b, flags, howmany, idist, n2)),
+                                            i64(SCRATCH_PER_LANE * self.tsize))])
             with b.if_then(b.icmp_unsigned("==", scratch, null)):
                 b.ret(L.Constant(I32, 1))
             b.call(self.c2c, [hdr, tw, src, dst, howmany, istr, idist, ostr, odist, flags, scale, scratch])

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from codegen.fft import FLAG_FORWARD, FLAG_LANES, emit_module, entry_name, make_cplan
+from codegen.fft.names import FLAG_BLOCK, LANE_BLOCK, LANE_BLOCK_MAX_N, scratch_values
 from codegen.targets import emit_object, host_target, optimize
 from codegen.targets.base import parse
 from runtime.jit import JitEngine
@@ -50,3 +51,33 @@ def test_widths_against_numpy(precision, vlen):
                 want = np.fft.fft(x128, axis=-1) if forward else np.fft.ifft(x128, axis=-1) * n
                 err = np.abs(y - want).max() / np.abs(want).max()
                 assert err < tol, (n, howmany, lanes, forward, err)
+
+
+@pytest.mark.parametrize("precision, vlen", [("f64", 2), ("f64", 4), ("f32", 8)])
+def test_lane_blocks_of_columns(precision, vlen):
+    """FLAG_BLOCK: neighbouring transforms (columns, idist == 1) gathered LANE_BLOCK lane groups at
+    a time, then the remaining groups and single columns; scaled, into wider columns, into rows
+(odist != 1: scattered a lane group at a time) and in place."""
+    ctype, real, cdtype, tol = _TYPES[precision]
+    _, c2c = _entry(precision, vlen)
+    rng = np.random.default_rng(2)
+    ptr = functools.partial(ffi.cast, ctype + " *")
+    cols = 2 * LANE_BLOCK * vlen + 3 * vlen + 1
+    flags = FLAG_LANES | FLAG_BLOCK
+    for n in (2, 12, 64, 100, 128, 1000, LANE_BLOCK_MAX_N, 2 * LANE_BLOCK_MAX_N):
+        plan = make_cplan(n, cdtype)
+        x = (rng.standard_normal((n, cols)) + 1j * rng.standard_normal((n, cols))).astype(cdtype)
+        want = np.fft.fft(x.astype(np.complex128), axis=0)
+        for forward, out in ((True, "columns"), (False, "columns"), (True, "in place"), (False, "rows")):
+            y = {"in place": x.copy(), "columns": np.zeros((n, cols + 5), cdtype),
+                 "rows": np.zeros((cols, n + 3), cdtype)[:, :n].T}[out]
+            ostride, odist = (s // x.itemsize for s in y.strides)
+            scratch = np.full(scratch_values(n, vlen, 1, flags), np.nan, real)
+            c2c(ffi.cast("int64_t *", plan.header.ctypes.data), ptr(plan.twiddles.ctypes.data),
+                ptr(y.ctypes.data if out == "in place" else x.ctypes.data), ptr(y.ctypes.data), cols,
+                cols, 1, ostride, odist, flags | (FLAG_FORWARD if forward else 0), 0.5, ptr(scratch.ctypes.data))
+            expect = 0.5 * (want if forward else np.conj(np.fft.fft(np.conj(x.astype(np.complex128)), axis=0)))
+            err = np.abs(y[:, :cols] - expect).max() / np.abs(expect).max()
+            assert err < tol, (n, forward, out, err)
+            if out != "in place":
+                assert not (y[:, cols:] if out == "columns" else y.base[:, n:]).any(), "wrote past the transforms"
