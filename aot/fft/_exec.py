@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from codegen.fft.names import FLAG_BLOCK, FLAG_FORWARD, FLAG_LANES, scratch_values
+from codegen.fft.names import C2C_JOB, FLAG_BLOCK, FLAG_FORWARD, FLAG_LANES, scratch_values
 
 from ._native import ffi
 from ._native import loaded as kernels  # the eager path's: passes load as plans need them
@@ -51,6 +51,7 @@ _LANES_MAX_N = 32  # rows up to this length run across lanes even when they are 
 _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers would leave the caches)
 _SCRATCH_KEEP_BYTES = 64 << 20
 _local = threading.local()
+_JOB = {name: i for i, name in enumerate(C2C_JOB)}
 
 
 def _precision(cdtype: np.dtype) -> str:
@@ -202,28 +203,41 @@ def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool
         flags, size = _flags(forward, n, idist, howmany, k.vlen)
         k.c2c(hdr, tw, sp, dp, howmany, sstr[axis], idist, dstr[axis], odist, flags, scale, _scratch(size, k))
         return
-    tasks = []
+    work = n * howmany * int(np.prod([c for c, _, _ in dims]))
+    threads = num_threads() if work >= _PARALLEL_MIN_WORK else 1
+    flags, size = _flags(forward, n, idist, howmany, k.vlen)
+    if threads > 1:
+        _split_over_threads(k, hdr, tw, sp, dp, n, (howmany, idist, odist), dims, (sstr[axis], dstr[axis]),
+                            flags, size, scale, threads)
+        return
     for idx in itertools.product(*(range(c) for c, _, _ in dims)):
         so = sum(i * s for i, (_, s, _) in zip(idx, dims))
         do = sum(i * o for i, (_, _, o) in zip(idx, dims))
-        tasks.append((so, do))
-    work = n * howmany * len(tasks)
-    threads = num_threads() if work >= _PARALLEL_MIN_WORK else 1
-    chunks = _split(howmany, k.vlen, max(1, threads // len(tasks)) if threads > 1 else 1)
-    calls = [(so + b0 * idist, do + b0 * odist, cnt) for so, do in tasks for b0, cnt in chunks]
-
-    def call(c):
-        so, do, cnt = c
-        flags, size = _flags(forward, n, idist, cnt, k.vlen)
-        k.c2c(hdr, tw, sp + 2 * so, dp + 2 * do, cnt, sstr[axis], idist, dstr[axis], odist, flags, scale,
+        k.c2c(hdr, tw, sp + 2 * so, dp + 2 * do, howmany, sstr[axis], idist, dstr[axis], odist, flags, scale,
               _scratch(size, k))
 
-    if threads > 1 and len(calls) > 1:
-        groups = [calls[t::threads] for t in range(min(threads, len(calls)))]
-        list(_pool().map(lambda group: [call(c) for c in group], groups))
-    else:
-        for c in calls:
-            call(c)
+
+def _split_over_threads(k, hdr, tw, sp, dp, n, main, dims, strides, flags, size, scale, threads) -> None:
+    """The batch on the kernels' native pool (codegen/fft/threads.py's c2c split): the largest other
+    batch dim as its tasks, any further dims looped here."""
+    howmany, idist, odist = main
+    tasks = (1, 0, 0)
+    if dims:
+        tasks = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i)))
+    region = -(-size // 16) * 16  # whole cache lines a thread
+    job = np.zeros(len(C2C_JOB), np.int64)
+    job[[_JOB[f] for f in ("hdr", "tw", "howmany", "istride", "idist", "ostride", "odist", "flags", "scratch",
+                           "scratch_values", "tasks", "tsrc", "tdst", "nthreads")]] = (
+        int(ffi.cast("intptr_t", hdr)), int(ffi.cast("intptr_t", tw)), howmany, strides[0], idist, strides[1], odist,
+        flags, int(ffi.cast("intptr_t", _scratch(region * threads, k))), region, *tasks, threads)
+    job.view(np.float64)[_JOB["scale"]] = scale
+    src, dst = int(ffi.cast("intptr_t", sp)), int(ffi.cast("intptr_t", dp))
+    item = 2 * k.real_dtype.itemsize
+    block = ffi.cast("int64_t *", job.ctypes.data)
+    for idx in itertools.product(*(range(c) for c, _, _ in dims)):
+        job[_JOB["src"]] = src + item * sum(i * s for i, (_, s, _) in zip(idx, dims))
+        job[_JOB["dst"]] = dst + item * sum(i * o for i, (_, _, o) in zip(idx, dims))
+        k.split(block)
 
 
 def _threaded_single(plan: DirectPlan, k, sp, dp, forward: bool, scale: float) -> None:
@@ -232,15 +246,6 @@ def _threaded_single(plan: DirectPlan, k, sp, dp, forward: bool, scale: float) -
     barrier between passes). The last pass writes dp."""
     hdr, tw = plan.pointers(k, forward)
     k.shared(hdr, tw, sp, dp, _scratch(4 * plan.n, k), FLAG_FORWARD if forward else 0, num_threads())
-
-
-def _split(howmany: int, vlen: int, parts: int) -> list[tuple[int, int]]:
-    """[(first, count)] covering howmany in `parts` pieces whose sizes are multiples of vlen."""
-    if parts <= 1 or howmany < 2 * vlen:
-        return [(0, howmany)]
-    step = -(-howmany // parts)
-    step = -(-step // vlen) * vlen
-    return [(b, min(step, howmany - b)) for b in range(0, howmany, step)]
 
 
 def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward: bool, scale: float,

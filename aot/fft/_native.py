@@ -38,6 +38,7 @@ from codegen.fft.names import (
     plan_names,
     r2c_name,
     shared_name,
+    split_name,
     vlen_symbol,
 )
 from codegen.fft.plan import CODELET_RADICES
@@ -380,6 +381,12 @@ class Kernels:
         """aot_fft_shared_{p} (codegen/fft/threads.py): one long transform's passes on the group's
         pool of threads, loaded on first use; signature _SHARED_SIG."""
         return self._fn(_SHARED_SIG, ("threads",), shared_name(self.precision))
+
+    @functools.cached_property
+    def split(self):
+        """aot_fft_c2c_split_{p} (codegen/fft/threads.py): batches of the c2c entry split over the
+        pool's threads; its argument is names.C2C_JOB's block of int64 words."""
+        return self._fn("void(*)(const int64_t *)", ("threads",), split_name(self.precision))
 
     @functools.cached_property
     def r2c_post_shared(self):

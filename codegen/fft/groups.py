@@ -7,8 +7,8 @@ Groups (names.group_of):
     ("radix", r, forward)  the codelet passes of radix r in one direction, every layout
     ("generic", forward)   the generic odd-radix passes
     ("planner",)           the run-time planner (planner.py), calling c2c through the table
-    ("threads",)           one long transform's passes shared by a pool of threads (threads.py),
-                           calling the pass entry through the table
+    ("threads",)           one long transform's passes, and batches, shared by a pool of threads
+                           (threads.py), calling the pass and c2c entries through the table
 
 A group's module exports what it defines and `names.imports_symbol(p)`, an array of pointers in
 the order of `names.imports_of`, which the loader fills with the addresses of those symbols as it
@@ -36,7 +36,7 @@ from .names import (
 from .passes import emit_keyed_pass
 from .planner import emit_planner
 from .real import emit_c2r_pre, emit_r2c_post
-from .threads import PASS_ENTRY_TYPE, emit_real_shared, emit_shared
+from .threads import PASS_ENTRY_TYPE, emit_c2c_split, emit_real_shared, emit_shared
 
 _PASS_ARGS = [I64, I64, PTR, PTR, PTR, I64, I64]  # passes.py's signature; generic passes add (cs, ip)
 
@@ -56,15 +56,20 @@ def emit_group(precision: str, vlen: int, group: tuple, triple: str = "", data_l
         _emit_passes(mod, ft, vlen, group)
     elif kind == "planner":
         imports = _Imports(mod, precision, group, vlen)
-        c2c_type = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64, L.IntType(32), ft, PTR])
-        emit_planner(mod, precision, ft, vlen, imports.stub(entry_name(precision), c2c_type))
+        emit_planner(mod, precision, ft, vlen, imports.stub(entry_name(precision), _c2c_type(ft)))
     elif kind == "threads":
         imports = _Imports(mod, precision, group, vlen)
         emit_shared(mod, precision, vlen, imports.stub(pass_entry_name(precision), PASS_ENTRY_TYPE))
         emit_real_shared(mod, precision, vlen)
+        emit_c2c_split(mod, precision, vlen, imports.stub(entry_name(precision), _c2c_type(ft)))
     else:
         raise ValueError(f"FFT kernels: unknown group {group!r}")
     return mod
+
+
+def _c2c_type(ft: L.Type) -> L.FunctionType:
+    """module.py's c2c entry, called through a group's import table."""
+    return L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64, L.IntType(32), ft, PTR])
 
 
 def _emit_core(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> None:

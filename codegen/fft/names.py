@@ -28,6 +28,9 @@ def scratch_values(n: int, vlen: int, idist: int, flags: int) -> int:
     if not flags & FLAG_LANES:
         return SCRATCH_PER_LANE * n
     return SCRATCH_PER_LANE * n * vlen * lane_block(n, idist, flags)
+# aot_fft_c2c_split_{p}'s job block (threads.py), int64 words; `scale` holds a double's bits
+C2C_JOB = ("hdr", "tw", "src", "dst", "howmany", "istride", "idist", "ostride", "odist", "flags", "scale",
+           "scratch", "scratch_values", "tasks", "tsrc", "tdst", "nthreads")
 # the run-time planner's plan block (planner.py), int64 words
 FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIELD_KERN = range(8)
 # the layouts of a pass (layouts.py's `name`): scalar, wide, lanes, split work buffers
@@ -40,6 +43,10 @@ def entry_name(precision: str) -> str:
 
 def pass_entry_name(precision: str) -> str:
     return f"aot_fft_pass_{precision}"
+
+
+def split_name(precision: str) -> str:
+    return f"aot_fft_c2c_split_{precision}"
 
 
 def shared_name(precision: str) -> str:
@@ -100,7 +107,7 @@ def imports_of(group: tuple, precision: str, vlen: int) -> list[tuple[str, tuple
     if group == ("planner",):
         return [(entry_name(precision), ("core",))]
     if group == ("threads",):
-        return [(pass_entry_name(precision), ("core",))]
+        return [(pass_entry_name(precision), ("core",)), (entry_name(precision), ("core",))]
     return []
 
 

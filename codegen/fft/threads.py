@@ -15,6 +15,17 @@ writes dst.
     void aot_fft_r2c_post_shared_{p}(T *x, int64_t h, const T *w, T scale, int64_t nthreads)
     void aot_fft_c2r_pre_shared_{p}(const T *x, T *z, int64_t h, const T *w, int64_t nthreads)
 
+    void aot_fft_c2c_split_{p}(const int64_t *job)
+
+runs the c2c entry (module.py) on batches split over the pool's threads; job is names.C2C_JOB's
+int64 words (the scale's bits in `scale`): `tasks` batches, batch t of `howmany` transforms at
+src + t*tsrc and dst + t*tdst (complex elements). With at least as many batches as threads each
+thread takes whole batches, else each batch is split over the threads in chunks of whole lane
+groups (a multiple of VLEN: no transform changes code path, so results do not depend on the thread
+count). Chunk i uses scratch + i*scratch_values.
+
+    void aot_fft_r2c_post_shared_{p}(...), aot_fft_c2r_pre_shared_{p}(...)
+
 run real.py's pass on one row (of h + 1 complex values: r2c in place, c2r from x into z) split
 over nthreads in parts of VLEN pairs (real.py's *_part functions), again bit for bit the result of
 the whole row's loop.
@@ -28,13 +39,76 @@ from ..kernels.parallel import parallel_for
 from ..llvm.builder import Builder
 from ..llvm.loops import alloca
 from .layouts import I32, I64, PTR, for_range, i64
-from .names import shared_name
+from .names import C2C_JOB, shared_name, split_name
 from .plan import HEADER_FIELDS
 from .real import emit_c2r_pre_part, emit_r2c_post_part
 
 # module.py's emit_pass_entry: (plan, tw, f, src, dst, lo, hi, flags)
 PASS_ENTRY_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, I64, PTR, PTR, I64, I64, I32])
 _ARGS = ("hdr", "tw", "f", "src", "dst", "flags")  # the chunk kernel's argument block (i64 slots)
+_SPLIT = C2C_JOB + ("chunk", "by_task", "task")  # the job, then the chunk kernel's own words
+
+
+def emit_c2c_split(mod: L.Module, precision: str, vlen: int, c2c: L.Function) -> L.Function:
+    ft = L.FloatType() if precision == "f32" else L.DoubleType()
+    pfor = parallel_for(mod, join_at_unload=True)
+    kern = _split_chunk(mod, precision, ft, c2c)
+    fn = L.Function(mod, L.FunctionType(L.VoidType(), [PTR]), name=split_name(precision))
+    (job,) = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    args = alloca(b, I64, len(_SPLIT), name="args")
+    slot = {name: b.gep(args, [i64(i)], source_etype=I64) for i, name in enumerate(_SPLIT)}
+    for i, name in enumerate(C2C_JOB):
+        b.store(b.load(b.gep(job, [i64(i)], source_etype=I64), typ=I64), slot[name])
+    get = {name: b.load(slot[name], typ=I64) for name in ("howmany", "tasks", "nthreads")}
+    nthreads = b.select(b.icmp_signed("<", get["nthreads"], i64(1)), i64(1), get["nthreads"])
+    by_task = b.icmp_signed(">=", get["tasks"], nthreads)
+    b.store(b.zext(by_task, I64), slot["by_task"])
+    with b.if_else(by_task) as (tasks, rows):
+        with tasks:  # whole batches a thread: chunk ceil(tasks / nthreads)
+            chunk = b.sdiv(b.sub(b.add(get["tasks"], nthreads), i64(1)), nthreads)
+            b.store(chunk, slot["chunk"])
+            b.call(pfor, [kern, args, get["tasks"], nthreads, chunk])
+        with rows:  # each batch over the threads: chunk ceil(howmany / nthreads) in whole lane groups
+            chunk = b.sdiv(b.sub(b.add(get["howmany"], nthreads), i64(1)), nthreads)
+            chunk = b.mul(b.sdiv(b.add(chunk, i64(vlen - 1)), i64(vlen)), i64(vlen))
+            b.store(chunk, slot["chunk"])
+            with for_range(b, 0, get["tasks"], name="t", unroll=False) as t:
+                b.store(t, slot["task"])
+                b.call(pfor, [kern, args, get["howmany"], nthreads, chunk])
+    b.ret_void()
+    return fn
+
+
+def _split_chunk(mod: L.Module, precision: str, ft: L.Type, c2c: L.Function) -> L.Function:
+    """kernel(args, lo, hi): batches lo..hi (by_task), or transforms lo..hi of batch `task`."""
+    fn, b = new_kernel(mod, f"aot_fft_c2c_split_chunk_{precision}")
+    args, lo, hi = fn.args
+
+    def get(name):
+        return b.load(b.gep(args, [i64(_SPLIT.index(name))], source_etype=I64), typ=I64)
+
+    def at(name, elements):  # a complex array's pointer moved by `elements`
+        return b.gep(b.inttoptr(get(name), PTR), [b.shl(elements, i64(1))], source_etype=ft)
+
+    scale = b.bitcast(get("scale"), L.DoubleType())
+    scale = scale if precision == "f64" else b.fptrunc(scale, ft)
+    region = b.mul(b.sdiv(lo, get("chunk")), get("scratch_values"))
+    scratch = b.gep(b.inttoptr(get("scratch"), PTR), [region], source_etype=ft)
+    fixed = [b.inttoptr(get("hdr"), PTR), b.inttoptr(get("tw"), PTR)]
+    strides = [get(name) for name in ("istride", "idist", "ostride", "odist")]
+    flags = b.trunc(get("flags"), I32)
+    with b.if_else(b.icmp_signed("!=", get("by_task"), i64(0))) as (tasks, rows):
+        with tasks, for_range(b, lo, hi, name="t", unroll=False) as t:
+            b.call(c2c, fixed + [at("src", b.mul(t, get("tsrc"))), at("dst", b.mul(t, get("tdst"))), get("howmany"),
+                                 *strides, flags, scale, scratch])
+        with rows:
+            task = get("task")
+            src = at("src", b.add(b.mul(task, get("tsrc")), b.mul(lo, strides[1])))
+            dst = at("dst", b.add(b.mul(task, get("tdst")), b.mul(lo, strides[3])))
+            b.call(c2c, fixed + [src, dst, b.sub(hi, lo), *strides, flags, scale, scratch])
+    b.ret_void()
+    return fn
 
 
 def emit_shared(mod: L.Module, precision: str, vlen: int, pass_entry: L.Function) -> L.Function:

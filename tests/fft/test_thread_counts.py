@@ -1,6 +1,6 @@
 """Eager transforms give the same bits for every thread count: long single transforms share their
 passes (codegen/fft/threads.py), batches and the axes of n-D transforms are split in whole lane
-groups, and real passes by rows."""
+groups or whole batches (threads.py's c2c split), and real passes by rows."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,6 +22,9 @@ CASES = [  # (kind, input shape, dtype, kwargs): each above the one-thread limit
     ("rfft2", (512, 256), np.float64, {}), ("irfftn", (32, 64, 33), np.complex128, {}),
     ("rfft", (3 * (1 << 15) + 2,), np.float32, {}),  # an odd half length
     ("irfft", (3 * (1 << 14) + 2,), np.complex64, {}),
+    # columns gathered in lane blocks with a tail of single ones; tasks split whole, a dim looped
+    ("fft", (130, 8, 70), np.complex128, {"axis": 0}), ("fft", (6, 5, 64, 41), np.complex128, {"axis": 2}),
+    ("ifft", (3, 7, 4096), np.complex64, {"axis": -1}),
 ]
 
 
