@@ -44,9 +44,9 @@ class _PlanCache(PlanCache):
 
 PLANS = _PlanCache()
 _PARALLEL_MIN_WORK = 1 << 16  # complex elements; below this one thread is faster
-# single transforms from this length share their passes among threads (shorter ones spend more in
-# the per-pass barrier than they gain: 2^16 points took longer on two threads than on one)
-_THREADED_MIN_N = 1 << 17
+# single transforms from this size share their passes among threads (smaller ones spend more in
+# the per-pass barrier than they gain: c128 2^16 and c64 2^17 gain 20%, c64 2^16 nothing)
+_THREADED_MIN_BYTES = 1 << 20
 _LANES_MAX_N = 32  # rows up to this length run across lanes even when they are not neighbours
 _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers would leave the caches)
 _SCRATCH_KEEP_BYTES = 64 << 20
@@ -192,8 +192,8 @@ def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool
         howmany, idist, odist = 1, 0, 0
     sp, dp = _ptr(src, k), _ptr(dst, k)
     hdr, tw = plan.pointers(k, forward)
-    if (not dims and howmany == 1 and n >= _THREADED_MIN_N and num_threads() > 1 and sstr[axis] == 1
-            and dstr[axis] == 1 and (len(plan.factors) >= 2 or not np.shares_memory(src, dst))):
+    if (not dims and howmany == 1 and n * plan.cdtype.itemsize >= _THREADED_MIN_BYTES and num_threads() > 1
+            and sstr[axis] == 1 and dstr[axis] == 1 and (len(plan.factors) >= 2 or not np.shares_memory(src, dst))):
         # in place is fine with two passes or more: the first reads src before the last writes dst
         _threaded_single(plan, k, sp, dp, forward, scale)
         if scale != 1.0:
