@@ -30,6 +30,7 @@ import numpy as np
 from codegen.fft.names import (
     c2r_name,
     entry_name,
+    four_step_name,
     group_name,
     group_of,
     imports_of,
@@ -387,6 +388,13 @@ class Kernels:
         """aot_fft_c2c_split_{p} (codegen/fft/threads.py): batches of the c2c entry split over the
         pool's threads; its argument is names.C2C_JOB's block of int64 words."""
         return self._fn("void(*)(const int64_t *)", ("threads",), split_name(self.precision))
+
+    @functools.cached_property
+    def four_step(self):
+        """aot_fft_four_step_{p} (codegen/fft/threads.py): one transform of a square length as
+        columns, rows and a transpose on the pool's threads; its argument is names.FOUR_STEP_JOB's
+        block."""
+        return self._fn("void(*)(const int64_t *)", ("threads",), four_step_name(self.precision))
 
     @functools.cached_property
     def r2c_post_shared(self):

@@ -2,13 +2,15 @@
 builds, caches and loads only what its plans need (the whole module takes seconds at O3).
 
 Groups (names.group_of):
-    ("core",)              the c2c entry, the pass entry and the real passes: module.py's
-                           interpreters, calling every pass through the import table
+    ("core",)              the c2c entry, the pass entry, the four-step columns and transpose
+                           (fourstep.py) and the real passes: module.py's interpreters, calling every pass through
+                           the import table
     ("radix", r, forward)  the codelet passes of radix r in one direction, every layout
     ("generic", forward)   the generic odd-radix passes
     ("planner",)           the run-time planner (planner.py), calling c2c through the table
-    ("threads",)           one long transform's passes, and batches, shared by a pool of threads
-                           (threads.py), calling the pass and c2c entries through the table
+    ("threads",)           one long transform's passes, its four steps, and batches, shared by a
+                           pool of threads (threads.py), calling the pass, c2c and four-step
+                           entries through the table
 
 A group's module exports what it defines and `names.imports_symbol(p)`, an array of pointers in
 the order of `names.imports_of`, which the loader fills with the addresses of those symbols as it
@@ -21,9 +23,11 @@ from llvmlite import ir as L
 
 from ..kernels.parallel import as_callee
 from ..llvm.builder import Builder
+from .fourstep import emit_columns, emit_transpose
 from .layouts import I64, PTR, i64, layouts_of
 from .module import _Emitter
 from .names import (
+    columns_name,
     entry_name,
     group_of,
     imports_of,
@@ -31,12 +35,21 @@ from .names import (
     pass_entry_name,
     pass_keys,
     pass_name,
+    transpose_name,
     vlen_symbol,
 )
 from .passes import emit_keyed_pass
 from .planner import emit_planner
 from .real import emit_c2r_pre, emit_r2c_post
-from .threads import PASS_ENTRY_TYPE, emit_c2c_split, emit_real_shared, emit_shared
+from .threads import (
+    COLUMNS_TYPE,
+    PASS_ENTRY_TYPE,
+    TRANSPOSE_TYPE,
+    emit_c2c_split,
+    emit_four_step,
+    emit_real_shared,
+    emit_shared,
+)
 
 _PASS_ARGS = [I64, I64, PTR, PTR, PTR, I64, I64]  # passes.py's signature; generic passes add (cs, ip)
 
@@ -61,7 +74,10 @@ def emit_group(precision: str, vlen: int, group: tuple, triple: str = "", data_l
         imports = _Imports(mod, precision, group, vlen)
         emit_shared(mod, precision, vlen, imports.stub(pass_entry_name(precision), PASS_ENTRY_TYPE))
         emit_real_shared(mod, precision, vlen)
-        emit_c2c_split(mod, precision, vlen, imports.stub(entry_name(precision), _c2c_type(ft)))
+        c2c = imports.stub(entry_name(precision), _c2c_type(ft))
+        emit_c2c_split(mod, precision, vlen, c2c)
+        emit_four_step(mod, precision, vlen, imports.stub(columns_name(precision), COLUMNS_TYPE), c2c,
+                       imports.stub(transpose_name(precision), TRANSPOSE_TYPE))
     else:
         raise ValueError(f"FFT kernels: unknown group {group!r}")
     return mod
@@ -81,6 +97,8 @@ def _emit_core(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> None:
 
     em = _Emitter(mod, ft, vlen, passes=stub)
     em.emit_entry(precision)
+    emit_columns(em, precision)
+    emit_transpose(em, precision)
     em.emit_pass_entry(precision)
     emit_r2c_post(mod, precision, ft, vlen)
     emit_c2r_pre(mod, precision, ft, vlen)

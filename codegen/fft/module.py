@@ -23,9 +23,12 @@ stores cost up to 40% (complex128, n = 1024).
 """
 from __future__ import annotations
 
+import functools
+
 from llvmlite import ir as L
 
 from ..llvm.builder import Builder
+from .fourstep import emit_columns, emit_transpose
 from .layouts import I32, I64, PTR, Layout, for_range, i64, layouts_of
 from .names import (
     FLAG_BLOCK,
@@ -67,6 +70,38 @@ class _Emitter:
                     self.split[fwd][(r, _SPLIT_KIND[(src, dst)])] = fn
                 else:
                     self.passes[(r, fwd, src)] = fn
+
+    # -- the entries' internal functions, emitted on first use ------------------------------
+    @functools.cached_property
+    def runners(self) -> dict:
+        return {(fw, ln): self.emit_runner(fw, ln) for fw in (True, False) for ln in (True, False)}
+
+    @functools.cached_property
+    def movers(self) -> dict:
+        """copy, gather, scatter (lanes), gather_b, scatter_b (lane blocks)."""
+        return {"copy": self.emit_copy_scalar(), "gather": self.emit_gather_lanes(),
+                "scatter": self.emit_scatter_lanes(), "gather_b": self.emit_block_lanes(True),
+                "scatter_b": self.emit_block_lanes(False)}
+
+    def run(self, b, forward, lanes: bool, args, res_slot):
+        """The plan interpreter of the direction `forward` (an i1) on args; returns its result."""
+        with b.if_else(forward) as (f_blk, b_blk):
+            with f_blk:
+                b.store(b.call(self.runners[(True, lanes)], args), res_slot)
+            with b_blk:
+                b.store(b.call(self.runners[(False, lanes)], args), res_slot)
+        return b.load(res_slot, typ=PTR)
+
+    def run_block(self, b, forward, hdr, tw, src, istride, buf0, buf1, region, res_slot):
+        """Gather LANE_BLOCK lane groups of neighbouring transforms (src, istride) into buf1 and
+        transform each; returns where the first group's result is (group q's: + q*region)."""
+        null = L.Constant(PTR, None)
+        b.call(self.movers["gather_b"], [src, buf1, istride, b.load(hdr, typ=I64), i64(LANE_BLOCK), region])
+        for q in range(LANE_BLOCK):
+            q0 = b.gep(buf0, [b.mul(region, i64(q))], source_etype=self.ft)
+            q1 = b.gep(buf1, [b.mul(region, i64(q))], source_etype=self.ft)
+            res = self.run(b, forward, True, (hdr, tw, q1, q0, q1, null), res_slot)  # every group's: same offset
+        return b.gep(res, [b.mul(region, i64(1 - LANE_BLOCK))], source_etype=self.ft)
 
     # -- plan interpreter -------------------------------------------------------------------
     def emit_runner(self, forward: bool, lanes: bool) -> L.Function:
@@ -293,9 +328,7 @@ class _Emitter:
     # -- the exported entry -------------------------------------------------------------------
     def emit_entry(self, precision: str) -> L.Function:
         ft, vl = self.ft, self.vlen
-        run = {(fw, ln): self.emit_runner(fw, ln) for fw in (True, False) for ln in (True, False)}
-        copy, gather, scatter = self.emit_copy_scalar(), self.emit_gather_lanes(), self.emit_scatter_lanes()
-        gather_b, scatter_b = self.emit_block_lanes(True), self.emit_block_lanes(False)
+        mv = self.movers
         fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64, I32, ft, PTR])
         fn = L.Function(self.mod, fnty, name=entry_name(precision))
         hdr, tw, src, dst, howmany, istr, idist, ostr, odist, flags, scale, scratch = fn.args
@@ -315,14 +348,6 @@ class _Emitter:
         def at(base, dist, g):
             return b.gep(base, [b.shl(b.mul(g, dist), i64(1))], source_etype=ft)
 
-        def run_dir(lanes, *args):
-            with b.if_else(forward) as (f_blk, b_blk):
-                with f_blk:
-                    b.store(b.call(run[(True, lanes)], args), res_slot)
-                with b_blk:
-                    b.store(b.call(run[(False, lanes)], args), res_slot)
-            return b.load(res_slot, typ=PTR)
-
         if vl > 1:
             groups = b.select(lanes_ok, b.sdiv(howmany, i64(vl)), i64(0))
             blocked = b.and_(b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_BLOCK)), L.Constant(I32, 0)),
@@ -331,38 +356,34 @@ class _Emitter:
             region = b.mul(n, i64(SCRATCH_PER_LANE * vl))
             with for_range(b, 0, blocks, name="blk") as blk:
                 g = b.mul(blk, i64(LANE_BLOCK * vl))
-                b.call(gather_b, [at(src, idist, g), buf1, istr, n, i64(LANE_BLOCK), region])
-                for q in range(LANE_BLOCK):
-                    q0 = b.gep(buf0, [b.mul(region, i64(q))], source_etype=ft)
-                    q1 = b.gep(buf1, [b.mul(region, i64(q))], source_etype=ft)
-                    res = run_dir(True, hdr, tw, q1, q0, q1, null)  # every block's result: same offset
-                res0 = b.gep(res, [b.mul(region, i64(1 - LANE_BLOCK))], source_etype=ft)
+                res0 = self.run_block(b, forward, hdr, tw, at(src, idist, g), istr, buf0, buf1, region, res_slot)
                 with b.if_else(b.icmp_signed("==", odist, i64(1))) as (columns, rows):
                     with columns:
-                        b.call(scatter_b, [res0, at(dst, odist, g), ostr, n, i64(LANE_BLOCK), region, scale])
+                        b.call(mv["scatter_b"], [res0, at(dst, odist, g), ostr, n, i64(LANE_BLOCK), region, scale])
                     with rows:  # each transform's output is a row of its own
                         for q in range(LANE_BLOCK):
-                            b.call(scatter, [b.gep(res0, [b.mul(region, i64(q))], source_etype=ft),
-                                             at(dst, odist, b.add(g, i64(q * vl))), ostr, odist, n, scale])
+                            b.call(mv["scatter"], [b.gep(res0, [b.mul(region, i64(q))], source_etype=ft),
+                                                   at(dst, odist, b.add(g, i64(q * vl))), ostr, odist, n, scale])
             with for_range(b, b.mul(blocks, i64(LANE_BLOCK)), groups, name="grp") as grp:
                 g = b.mul(grp, i64(vl))
-                b.call(gather, [at(src, idist, g), istr, idist, n, buf1])
-                res = run_dir(True, hdr, tw, buf1, buf0, buf1, null)
-                b.call(scatter, [res, at(dst, odist, g), ostr, odist, n, scale])
+                b.call(mv["gather"], [at(src, idist, g), istr, idist, n, buf1])
+                res = self.run(b, forward, True, (hdr, tw, buf1, buf0, buf1, null), res_slot)
+                b.call(mv["scatter"], [res, at(dst, odist, g), ostr, odist, n, scale])
             b.store(b.mul(groups, i64(vl)), g_slot)
         with for_range(b, b.load(g_slot, typ=I64), howmany, name="one") as g:
             s_in, s_out = at(src, idist, g), at(dst, odist, g)
             direct_in = b.icmp_signed("==", istr, i64(1))
             with b.if_then(b.not_(direct_in)):
-                b.call(copy, [s_in, istr, buf1, i64(1), n, L.Constant(ft, 1.0)])
+                b.call(mv["copy"], [s_in, istr, buf1, i64(1), n, L.Constant(ft, 1.0)])
             first = b.select(direct_in, s_in, buf1)
             can_final = b.and_(b.icmp_signed("==", ostr, i64(1)),
                                b.or_(b.icmp_signed(">=", nf, i64(2)), b.icmp_unsigned("!=", first, s_out)))
-            res = run_dir(False, hdr, tw, first, buf0, buf1, b.select(can_final, s_out, null))
+            res = self.run(b, forward, False, (hdr, tw, first, buf0, buf1, b.select(can_final, s_out, null)),
+                           res_slot)
             in_place = b.icmp_unsigned("==", res, s_out)
             unit = b.fcmp_ordered("==", scale, L.Constant(ft, 1.0))
             with b.if_then(b.not_(b.and_(in_place, unit))):
-                b.call(copy, [res, i64(1), s_out, ostr, n, scale])
+                b.call(mv["copy"], [res, i64(1), s_out, ostr, n, scale])
         b.ret_void()
         return fn
 
@@ -382,6 +403,8 @@ def emit_module(precision: str, vlen: int, triple: str = "", data_layout: str = 
     vlen = max(2, vlen)
     em = _Emitter(mod, ft, vlen)
     c2c = em.emit_entry(precision)
+    emit_columns(em, precision)
+    emit_transpose(em, precision)
     em.emit_pass_entry(precision)
     emit_planner(mod, precision, ft, vlen, c2c)
     emit_r2c_post(mod, precision, ft, vlen)

@@ -31,6 +31,8 @@ def scratch_values(n: int, vlen: int, idist: int, flags: int) -> int:
 # aot_fft_c2c_split_{p}'s job block (threads.py), int64 words; `scale` holds a double's bits
 C2C_JOB = ("hdr", "tw", "src", "dst", "howmany", "istride", "idist", "ostride", "odist", "flags", "scale",
            "scratch", "scratch_values", "tasks", "tsrc", "tdst", "nthreads")
+# aot_fft_four_step_{p}'s job block (threads.py), int64 words; `scale` holds a double's bits
+FOUR_STEP_JOB = ("hdr", "tw", "src", "dst", "wa", "wb", "m", "flags", "scale", "scratch", "region", "nthreads")
 # the run-time planner's plan block (planner.py), int64 words
 FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIELD_KERN = range(8)
 # the layouts of a pass (layouts.py's `name`): scalar, wide, lanes, split work buffers
@@ -47,6 +49,18 @@ def pass_entry_name(precision: str) -> str:
 
 def split_name(precision: str) -> str:
     return f"aot_fft_c2c_split_{precision}"
+
+
+def columns_name(precision: str) -> str:
+    return f"aot_fft_columns_tw_{precision}"
+
+
+def transpose_name(precision: str) -> str:
+    return f"aot_fft_transpose_{precision}"
+
+
+def four_step_name(precision: str) -> str:
+    return f"aot_fft_four_step_{precision}"
 
 
 def shared_name(precision: str) -> str:
@@ -107,7 +121,8 @@ def imports_of(group: tuple, precision: str, vlen: int) -> list[tuple[str, tuple
     if group == ("planner",):
         return [(entry_name(precision), ("core",))]
     if group == ("threads",):
-        return [(pass_entry_name(precision), ("core",)), (entry_name(precision), ("core",))]
+        return [(pass_entry_name(precision), ("core",)), (entry_name(precision), ("core",)),
+                (columns_name(precision), ("core",)), (transpose_name(precision), ("core",))]
     return []
 
 

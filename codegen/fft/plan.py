@@ -15,6 +15,8 @@ arithmetic and evaluated in long double, never by recurrence.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # radices with a generated codelet, in the order a factorisation extracts them
@@ -201,3 +203,40 @@ def bluestein_chirp(n: int) -> np.ndarray:
     """exp(+1j*pi*k^2/n), k < n, with k^2 reduced modulo 2n exactly."""
     k = np.arange(n, dtype=np.int64)
     return unit_roots((k * k) % (2 * n), 2 * n)
+
+
+# -- four-step: one long transform as passes of short ones ------------------------------------
+# n = m * m, x[j1*m + j2]: pass 1 transforms the m columns (length m, neighbours: lane blocks)
+# and writes y[k1, j2] * w^(j2*k1) (w = exp(-+2 pi i/n)) into the output; pass 2 transforms its m
+# rows in place; pass 3 transposes it in place, so X[k1 + m*k2] = z[k1, k2]. Each pass touches the
+# array once and splits over threads with no barrier inside, where the radix passes of one long
+# transform stream the whole array once per pass; nothing but the output is written.
+FOUR_STEP_MAX_M = 2048  # names.LANE_BLOCK_MAX_N: pass 1's columns gather in lane blocks
+_FOUR_STEP_PRIMES = (2, 3, 5, 7)
+
+
+def four_step_split(n: int, vlen: int, lane_block: int) -> int | None:
+    """m with n = m * m for a four-step transform of length n, or None: m <= FOUR_STEP_MAX_M, a
+    multiple of lane_block * VLEN (every column of pass 1 is in a lane block, every block of the
+    transpose whole) and its primes have codelets."""
+    m = math.isqrt(n)
+    if m * m != n or m > FOUR_STEP_MAX_M or m % (lane_block * vlen):
+        return None
+    r = m
+    for p in _FOUR_STEP_PRIMES:
+        while r % p == 0:
+            r //= p
+    return m if r == 1 else None
+
+
+def four_step_tables(m: int, vlen: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pass 1's twiddles w^(j2*k1) = a[j2 // VLEN, k1] * b[k1, j2 % VLEN] for w = exp(+2 pi i/n),
+    n = m * m (the forward kernel conjugates): `a` (complex128, (m / VLEN, m)) and `b` in the lane
+    layout (float64, (m, 2, VLEN): re lanes, then im lanes). Both exact to the last bit of double;
+    their product has one rounding more (pocketfft's two-level tables)."""
+    n = m * m
+    k1 = np.arange(m, dtype=np.int64)
+    a = unit_roots(np.multiply.outer(np.arange(m // vlen, dtype=np.int64) * vlen, k1) % n, n)
+    lanes = unit_roots(np.multiply.outer(k1, np.arange(vlen, dtype=np.int64)), n)
+    b = np.stack([lanes.real, lanes.imag], axis=1)
+    return a, b

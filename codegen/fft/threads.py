@@ -24,6 +24,14 @@ thread takes whole batches, else each batch is split over the threads in chunks 
 groups (a multiple of VLEN: no transform changes code path, so results do not depend on the thread
 count). Chunk i uses scratch + i*scratch_values.
 
+    void aot_fft_four_step_{p}(const int64_t *job)
+
+one transform of length m * m in four steps (plan.py's four_step_split; job: names.FOUR_STEP_JOB;
+`hdr`, `tw`: the plan of length m): pass 1, fourstep.py's twiddled columns from src into dst, split
+over the threads in chunks of whole lane blocks; pass 2, the c2c entry over the rows of dst in
+place, times `scale`; pass 3, fourstep.py's transpose of dst in place; the pool's join between
+them. Chunk i of a pass uses scratch + i*region values. With nthreads <= 1 all run here.
+
     void aot_fft_r2c_post_shared_{p}(...), aot_fft_c2r_pre_shared_{p}(...)
 
 run real.py's pass on one row (of h + 1 complex values: r2c in place, c2r from x into z) split
@@ -39,27 +47,37 @@ from ..kernels.parallel import parallel_for
 from ..llvm.builder import Builder
 from ..llvm.loops import alloca
 from .layouts import I32, I64, PTR, for_range, i64
-from .names import C2C_JOB, shared_name, split_name
+from .names import C2C_JOB, FOUR_STEP_JOB, LANE_BLOCK, four_step_name, shared_name, split_name
 from .plan import HEADER_FIELDS
 from .real import emit_c2r_pre_part, emit_r2c_post_part
 
 # module.py's emit_pass_entry: (plan, tw, f, src, dst, lo, hi, flags)
 PASS_ENTRY_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, I64, PTR, PTR, I64, I64, I32])
+# fourstep.py's columns (plan, tw, src, dst, lo, hi, stride, flags, wa, wb, scratch) and transpose
+COLUMNS_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, PTR, PTR, PTR])
+TRANSPOSE_TYPE = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64])
 _ARGS = ("hdr", "tw", "f", "src", "dst", "flags")  # the chunk kernel's argument block (i64 slots)
 _SPLIT = C2C_JOB + ("chunk", "by_task", "task")  # the job, then the chunk kernel's own words
+
+
+def _job_driver(mod: L.Module, name: str, job_fields: tuple, fields: tuple):
+    """void name(const int64_t *job): (fn, builder, args, slots) with the job's words copied into
+    `args`, the chunk kernels' block of `fields` (the job's, then their own)."""
+    fn = L.Function(mod, L.FunctionType(L.VoidType(), [PTR]), name=name)
+    (job,) = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    args = alloca(b, I64, len(fields), name="args")
+    slot = {f: b.gep(args, [i64(i)], source_etype=I64) for i, f in enumerate(fields)}
+    for i, f in enumerate(job_fields):
+        b.store(b.load(b.gep(job, [i64(i)], source_etype=I64), typ=I64), slot[f])
+    return fn, b, args, slot
 
 
 def emit_c2c_split(mod: L.Module, precision: str, vlen: int, c2c: L.Function) -> L.Function:
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
     pfor = parallel_for(mod, join_at_unload=True)
     kern = _split_chunk(mod, precision, ft, c2c)
-    fn = L.Function(mod, L.FunctionType(L.VoidType(), [PTR]), name=split_name(precision))
-    (job,) = fn.args
-    b = Builder(fn.append_basic_block("entry"))
-    args = alloca(b, I64, len(_SPLIT), name="args")
-    slot = {name: b.gep(args, [i64(i)], source_etype=I64) for i, name in enumerate(_SPLIT)}
-    for i, name in enumerate(C2C_JOB):
-        b.store(b.load(b.gep(job, [i64(i)], source_etype=I64), typ=I64), slot[name])
+    fn, b, args, slot = _job_driver(mod, split_name(precision), C2C_JOB, _SPLIT)
     get = {name: b.load(slot[name], typ=I64) for name in ("howmany", "tasks", "nthreads")}
     nthreads = b.select(b.icmp_signed("<", get["nthreads"], i64(1)), i64(1), get["nthreads"])
     by_task = b.icmp_signed(">=", get["tasks"], nthreads)
@@ -216,3 +234,64 @@ def emit_real_shared(mod: L.Module, precision: str, vlen: int) -> None:
            ("x", "h", "w", "scale", "nthreads"), lambda b, h: b.sdiv(h, i64(2)))
     driver("aot_fft_c2r_pre_shared", [PTR, PTR, I64, PTR, I64], pre_chunk,
            ("x", "z", "h", "w", "nthreads"), lambda b, h: b.sub(h, i64(1)))
+
+
+_FOUR = FOUR_STEP_JOB + ("chunk1", "chunk2", "chunk3")  # the job, then the chunk kernels' own words
+
+
+def emit_four_step(mod: L.Module, precision: str, vlen: int, columns: L.Function, c2c: L.Function,
+                   transpose: L.Function) -> L.Function:
+    ft = L.FloatType() if precision == "f32" else L.DoubleType()
+    pfor = parallel_for(mod, join_at_unload=True)
+    kernels = _four_step_chunks(mod, precision, ft, vlen, (columns, c2c, transpose))
+    fn, b, args, slot = _job_driver(mod, four_step_name(precision), FOUR_STEP_JOB, _FOUR)
+    m, nthreads = (b.load(slot[name], typ=I64) for name in ("m", "nthreads"))
+    nthreads = b.select(b.icmp_signed("<", nthreads, i64(1)), i64(1), nthreads)
+    pairs = b.sdiv(b.add(b.sdiv(m, i64(vlen)), i64(1)), i64(2))  # the transpose's block-row pairs
+    # pass 1 over columns in lane blocks, pass 2 over rows, pass 3 over pairs of block rows
+    for k, (total, unit) in enumerate(((m, LANE_BLOCK * vlen), (m, 1), (pairs, 1))):
+        # ceil(total / nthreads) in whole units: the chunk, and parallel_for's alignment
+        chunk = b.sdiv(b.sub(b.add(total, nthreads), i64(1)), nthreads)
+        chunk = b.mul(b.sdiv(b.add(chunk, i64(unit - 1)), i64(unit)), i64(unit))
+        b.store(chunk, slot[f"chunk{k + 1}"])
+        with b.if_else(b.icmp_signed(">", nthreads, i64(1))) as (pool, here):
+            with pool:
+                b.call(pfor, [kernels[k], args, total, nthreads, chunk])
+            with here:
+                b.call(kernels[k], [args, i64(0), total])
+    b.ret_void()
+    return fn
+
+
+def _four_step_chunks(mod: L.Module, precision: str, ft: L.Type, vlen: int, callees: tuple) -> tuple:
+    """kernel(args, lo, hi) of pass 1 (columns lo..hi), pass 2 (rows lo..hi) and pass 3 (the
+    transpose's block-row pairs lo..hi)."""
+    columns, c2c, transpose = callees
+
+    def kernel(k: int):
+        fn, b = new_kernel(mod, f"aot_fft_four_step_pass{k}_{precision}")
+        args, lo, hi = fn.args
+
+        def get(name):
+            return b.load(b.gep(args, [i64(_FOUR.index(name))], source_etype=I64), typ=I64)
+
+        def ptr(name):
+            return b.inttoptr(get(name), PTR)
+
+        m, flags = get("m"), b.trunc(get("flags"), I32)
+        region = b.mul(b.sdiv(lo, get(f"chunk{k}")), get("region"))  # values of T
+        scratch = b.gep(ptr("scratch"), [region], source_etype=ft)
+        if k == 1:
+            b.call(columns, [ptr("hdr"), ptr("tw"), ptr("src"), ptr("dst"), lo, hi, m, flags, ptr("wa"), ptr("wb"),
+                             scratch])
+        elif k == 2:
+            scale = b.bitcast(get("scale"), L.DoubleType())
+            scale = scale if precision == "f64" else b.fptrunc(scale, ft)
+            rows = b.gep(ptr("dst"), [b.shl(b.mul(lo, m), i64(1))], source_etype=ft)
+            b.call(c2c, [ptr("hdr"), ptr("tw"), rows, rows, b.sub(hi, lo), i64(1), m, i64(1), m, flags, scale, scratch])
+        else:
+            b.call(transpose, [ptr("dst"), m, lo, hi])
+        b.ret_void()
+        return fn
+
+    return kernel(1), kernel(2), kernel(3)

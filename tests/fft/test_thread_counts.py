@@ -1,5 +1,5 @@
 """Eager transforms give the same bits for every thread count: long single transforms share their
-passes (codegen/fft/threads.py), batches and the axes of n-D transforms are split in whole lane
+passes or run in four steps (codegen/fft/threads.py), batches and the axes of n-D transforms are split in whole lane
 groups or whole batches (threads.py's c2c split), and real passes by rows."""
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ CASES = [  # (kind, input shape, dtype, kwargs): each above the one-thread limit
     # columns gathered in lane blocks with a tail of single ones; tasks split whole, a dim looped
     ("fft", (130, 8, 70), np.complex128, {"axis": 0}), ("fft", (6, 5, 64, 41), np.complex128, {"axis": 2}),
     ("ifft", (3, 7, 4096), np.complex64, {"axis": -1}),
+    # four steps (c128 2^16 above is one too): a batch, in place (irfft's half length), a scale
+    ("ifft", (2, 1 << 18), np.complex64, {"norm": "forward"}), ("irfft", ((1 << 19) + 1,), np.complex128, {}),
 ]
 
 

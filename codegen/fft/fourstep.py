@@ -1,0 +1,96 @@
+"""Passes 1 and 3 of a four-step transform (plan.py's four_step_split): the columns with their
+twiddles, and the square transpose. threads.py's aot_fft_four_step runs them, and pass 2 (the c2c
+entry over the rows in place) between them.
+
+    void aot_fft_columns_tw_{p}(const int64_t *plan, const T *tw, const T *src, T *dst,
+                                int64_t lo, int64_t hi, int64_t stride, int32_t flags,
+                                const T *wa, const T *wb, T *scratch)
+
+transforms the columns j2 in [lo, hi) of src (length plan[0] = n1, rows `stride` = n2 apart) and
+writes dst[k1*stride + j2] = y[k1, j2] * w^(j2*k1), w = exp(-2 pi i/(n1*n2)) with FLAG_FORWARD in
+flags, else its conjugate; wa and wb are plan.four_step_tables' a and b. lo and hi are multiples
+of LANE_BLOCK * VLEN: the columns move in lane blocks (module.py's run_block), and every column
+runs the same code whichever range holds it, so a split over threads changes no bit. `scratch`
+holds names.scratch_values(n1, VLEN, 1, FLAG_LANES | FLAG_BLOCK) values of T, 64-byte aligned.
+src == dst is allowed: a lane block is read whole before it is written.
+
+    void aot_fft_transpose_{p}(T *a, int64_t m, int64_t lo, int64_t hi)
+
+transposes the m x m complex matrix a in place (m a multiple of VLEN), VLEN x VLEN blocks at a
+time, block rows t and m/VLEN - 1 - t for t in [lo, hi) (each pair swaps the same number of
+blocks, so that threads splitting t share the work evenly); t < ceil(m / VLEN / 2).
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ..llvm.builder import Builder
+from .layouts import I32, I64, PTR, for_range, i64
+from .names import FLAG_FORWARD, LANE_BLOCK, SCRATCH_PER_LANE, columns_name, transpose_name
+
+
+def emit_columns(em, precision: str) -> L.Function:
+    """The function above, on module.py's _Emitter `em` (its lane runners and block gather)."""
+    ft, vl, v, w = em.ft, em.vlen, em.v, em.w
+    fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, PTR, PTR, PTR])
+    fn = L.Function(em.mod, fnty, name=columns_name(precision))
+    hdr, tw, src, dst, lo, hi, stride, flags, wa, wb, scratch = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    n = b.load(hdr, typ=I64)
+    region = b.mul(n, i64(SCRATCH_PER_LANE * vl))
+    buf1 = b.gep(scratch, [b.mul(n, i64(2 * vl))], source_etype=ft)
+    forward = b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_FORWARD)), L.Constant(I32, 0))
+    sign = v.splat(b, b.select(forward, L.Constant(ft, -1.0), L.Constant(ft, 1.0)))
+    res_slot = b.alloca(PTR, name="res")
+    step = LANE_BLOCK * vl
+    with for_range(b, 0, b.sdiv(b.sub(hi, lo), i64(step)), name="blk") as blk:
+        g = b.add(lo, b.mul(blk, i64(step)))
+        at_g = b.gep(src, [b.shl(g, i64(1))], source_etype=ft)
+        res0 = em.run_block(b, forward, hdr, tw, at_g, stride, scratch, buf1, region, res_slot)
+        first_a = b.mul(b.sdiv(g, i64(vl)), n)  # wa's row of the block's first lane group
+        with for_range(b, 0, n, name="k1") as k1:
+            bre, bim = v.load(b, wb, k1)
+            for q in range(LANE_BLOCK):
+                are, aim = v.load_twiddle(b, wa, b.add(b.add(first_a, b.mul(n, i64(q))), k1))
+                tre = b.fsub(b.fmul(are, bre), b.fmul(aim, bim))
+                tim = b.fmul(b.fadd(b.fmul(are, bim), b.fmul(aim, bre)), sign)
+                re, im = v.load(b, b.gep(res0, [b.mul(region, i64(q))], source_etype=ft), k1)
+                y = (b.fsub(b.fmul(re, tre), b.fmul(im, tim)), b.fadd(b.fmul(re, tim), b.fmul(im, tre)))
+                w.store(b, dst, b.add(b.mul(k1, stride), b.add(g, i64(q * vl))), y)
+    b.ret_void()
+    return fn
+
+
+def emit_transpose(em, precision: str) -> L.Function:
+    """The transpose above: each block's rows load as Wide vectors, their re and im parts
+    transpose in registers (layouts.Wide._transpose) and store as the mirror block's rows."""
+    vl, w = em.vlen, em.w
+    fnty = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64])
+    fn = L.Function(em.mod, fnty, name=transpose_name(precision))
+    a, m, lo, hi = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    nb = b.sdiv(m, i64(vl))
+
+    def load_t(row0, col0):  # the block at (row0, col0), transposed: its rows as (re, im)
+        rows = [w.load(b, a, b.add(b.mul(b.add(row0, i64(r)), m), col0)) for r in range(vl)]
+        return list(zip(w._transpose(b, [re for re, _ in rows]), w._transpose(b, [im for _, im in rows])))
+
+    def store(row0, col0, rows):
+        for r, v in enumerate(rows):
+            w.store(b, a, b.add(b.mul(b.add(row0, i64(r)), m), col0), v)
+
+    def block_row(bi):  # blocks (bi, bj) and (bj, bi) for bj >= bi swap transposed
+        with for_range(b, bi, nb, name="bj") as bj:
+            r0, c0 = b.mul(bi, i64(vl)), b.mul(bj, i64(vl))
+            p = load_t(r0, c0)
+            q = load_t(c0, r0)
+            store(c0, r0, p)
+            store(r0, c0, q)  # the diagonal block (bj == bi) stores the same values twice
+
+    with for_range(b, lo, hi, name="t") as t:
+        block_row(t)
+        mirror = b.sub(b.sub(nb, i64(1)), t)
+        with b.if_then(b.icmp_signed(">", mirror, t)):
+            block_row(mirror)
+    b.ret_void()
+    return fn

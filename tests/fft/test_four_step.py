@@ -1,0 +1,91 @@
+"""Long transforms of a square length in four steps (codegen/fft/fourstep.py, threads.py's
+aot_fft_four_step): columns with their twiddles, rows in place, a square transpose."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aot.fft as afft
+from aot.fft import _exec
+from codegen.fft.names import LANE_BLOCK
+from codegen.fft.plan import four_step_split, four_step_tables, unit_roots
+
+from ._eager import data
+
+# (n, dtype): square lengths of 1 MB or more whose side is a multiple of LANE_BLOCK * 16 (the
+# widest lane count of any host), so that each runs in four steps on every x86 host
+CASES = [(256 ** 2, np.complex128), (384 ** 2, np.complex128), (512 ** 2, np.complex64),
+         (640 ** 2, np.complex64)]
+EPS = {np.dtype(np.complex64): np.finfo(np.float32).eps, np.dtype(np.complex128): np.finfo(np.float64).eps}
+
+
+def _four_step(n: int, dtype) -> _exec._FourStep | None:
+    dtype = np.dtype(dtype)
+    return _exec.four_step_of(_exec.get_plan(n, dtype), _exec.kernels(_exec._precision(dtype)))
+
+
+def _accurate(got, want, dtype):
+    """Within a few roundings per pass of the exact result, element by element, relative to the
+    result's RMS (an error in one twiddle shows in its element; a tolerance relative to the
+    largest value would hide it)."""
+    rms = np.sqrt(np.mean(np.abs(want) ** 2))
+    err = np.abs(got.astype(np.complex128) - want)
+    assert err.max() <= 30 * EPS[np.dtype(dtype)] * rms, (err.max() / rms, np.argmax(err))
+
+
+def test_split_takes_square_lengths_of_codelet_primes():
+    assert four_step_split(256 ** 2, 8, LANE_BLOCK) == 256
+    assert four_step_split(1536 ** 2, 8, LANE_BLOCK) == 1536
+    assert four_step_split(2 * 256 ** 2, 8, LANE_BLOCK) is None  # not a square
+    assert four_step_split(1000 ** 2, 8, LANE_BLOCK) is None  # 1000 is not a multiple of 32
+    assert four_step_split((11 * 32) ** 2, 8, LANE_BLOCK) is None  # 11 has no codelet
+    assert four_step_split(4096 ** 2, 8, LANE_BLOCK) is None  # columns beyond LANE_BLOCK_MAX_N
+    assert four_step_split(256 ** 2, 16, LANE_BLOCK) == 256 and four_step_split(96 ** 2, 16, LANE_BLOCK) is None
+
+
+@pytest.mark.parametrize("m, vlen", [(64, 4), (96, 8), (256, 8)])
+def test_twiddle_tables_are_the_roots_to_one_rounding(m, vlen):
+    a, b = four_step_tables(m, vlen)
+    lanes = b[:, 0, :] + 1j * b[:, 1, :]  # (k1, lane)
+    got = a[:, :, None] * lanes[None, :, :]  # (j2 // vlen, k1, j2 % vlen)
+    j2 = (np.arange(m // vlen)[:, None, None] * vlen + np.arange(vlen)[None, None, :])
+    want = unit_roots(j2 * np.arange(m)[None, :, None], m * m)
+    assert np.abs(got - want).max() <= 4 * np.finfo(np.float64).eps
+
+
+@pytest.mark.parametrize("n, dtype", CASES, ids=lambda v: str(v))
+@pytest.mark.parametrize("kind, norm", [("fft", None), ("ifft", None), ("fft", "ortho"), ("ifft", "forward")])
+def test_matches_numpy(n, dtype, kind, norm):
+    assert _four_step(n, dtype) is not None
+    x = data((n,), dtype)
+    want = getattr(np.fft, kind)(x.astype(np.complex128), norm=norm)
+    got = getattr(afft, kind)(x, norm=norm)
+    assert got.dtype == np.dtype(dtype) and got.shape == (n,)
+    _accurate(got, want, dtype)
+
+
+@pytest.mark.parametrize("n, dtype", CASES[:1] + CASES[2:3], ids=lambda v: str(v))
+def test_in_place_and_strided_batches(n, dtype):
+    x = data((3, 2, n), dtype)[::2, 1]  # two transforms, rows 4n apart
+    want = np.fft.fft(x.astype(np.complex128), axis=-1)
+    _accurate(afft.fft(x), want, dtype)
+    y = np.array(x)
+    _exec.c2c(y, y, -1, True, 1.0)  # in place: each lane block is read whole before it is written
+    assert np.array_equal(y, afft.fft(x))
+
+
+def test_shorter_and_non_square_lengths_keep_radix_passes():
+    assert _four_step(128 ** 2, np.complex128) is None  # 256 KB: the caches hold it
+    assert _four_step(2 * 256 ** 2, np.complex128) is None
+
+
+def test_python_threads_share_a_plan():
+    from concurrent.futures import ThreadPoolExecutor
+
+    n, dtype = CASES[0]
+    xs = [data((n,), dtype) for _ in range(4)]
+    want = [afft.fft(x) for x in xs]
+    with ThreadPoolExecutor(4) as pool:  # cffi releases the GIL: the calls overlap
+        got = list(pool.map(lambda i: [afft.fft(xs[i % 4]) for _ in range(3)], range(8)))
+    for i, rs in enumerate(got):
+        assert all(np.array_equal(r, want[i % 4]) for r in rs)
