@@ -59,11 +59,15 @@ _THREADED_MIN_BYTES = 1 << 20
 _LANES_MAX_N = 32  # rows up to this length run across lanes even when they are not neighbours
 _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers would leave the caches)
 _SCRATCH_KEEP_BYTES = 64 << 20
-# transforms of a square length (codegen/fft/plan.py's four_step_split) from this size along a
-# unit-stride axis run in four steps (_FourStep) whatever the thread count (so their bits do not
-# depend on it): c128 2^16 1.07-1.18x faster on one thread, 1.2x on two; c64 2^16 (512 KB) lost
-# 10% on one thread and stays in radix passes
+# transforms from this size along a unit-stride axis run in four steps (_FourStep) whatever the
+# thread count (so their bits do not depend on it) when their length has a split (codegen/fft/
+# plan.py's four_step_split): square lengths in place (c128 2^16 1.0-1.1x faster on one thread than
+# radix passes, 1.3x on two; 2^20 1.2x / 1.4x; c64 2^16, 512 KB, lost 10% on one thread and stays
+# in radix passes), other lengths through a work array from FOUR_STEP_WORK_MIN_BYTES with rows up
+# to FOUR_STEP_WORK_MAX_M2 (c128 and c64 2^19: 0.97-1.0x on one thread, 1.15-1.3x on two; c128 2^21
+# was 1.5x slower on one thread, its columns 32 KB apart; c64 2^17 1.35x slower)
 FOUR_STEP_MIN_BYTES = 1 << 20
+FOUR_STEP_WORK_MIN_BYTES, FOUR_STEP_WORK_MAX_M2 = 4 << 20, 1024
 _local = threading.local()
 _JOB = {name: i for i, name in enumerate(C2C_JOB)}
 _FOUR = {name: i for i, name in enumerate(FOUR_STEP_JOB)}
@@ -183,28 +187,36 @@ def _flags(forward: bool, n: int, idist: int, howmany: int, vlen: int) -> tuple[
 
 
 class _FourStep:
-    """A transform of length m * m as m columns, m rows and a transpose (codegen/fft/plan.py's
-    four_step_split; threads.py's aot_fft_four_step runs it): the plan of length m, pass 1's
-    twiddle tables and the job block, whose src, dst, scale, scratch and nthreads each call sets."""
+    """A transform of length m1 * m2 as m2 columns and m1 rows (codegen/fft/plan.py's
+    four_step_split; threads.py's aot_fft_four_step runs it): the plans of m1 and m2, pass 1's
+    twiddle tables and the job block, whose src, dst, scale, scratch and nthreads each call sets.
+    `in_place`: square lengths use no work array (the rows transform in place and a third pass
+    transposes: the strided stores of a transposing write cost more than a pass in the caches),
+    others transpose while writing from a work array."""
 
-    def __init__(self, k, cdtype: np.dtype, m: int):
-        self.m = m
-        self.plan = get_plan(m, cdtype)
-        a, b = four_step_tables(m, k.vlen)
+    def __init__(self, k, cdtype: np.dtype, m1: int, m2: int):
+        self.m1, self.m2 = m1, m2
+        self.in_place = m1 == m2
+        self.plans = (get_plan(m1, cdtype), get_plan(m2, cdtype))
+        a, b = four_step_tables(m1, m2, k.vlen)
         self.wa, self.wb = a.astype(cdtype), b.astype(k.real_dtype)
-        region = max(scratch_values(m, k.vlen, 1, FLAG_LANES | FLAG_BLOCK), scratch_values(m, k.vlen, m, 0))
+        region = max(scratch_values(m1, k.vlen, 1, FLAG_LANES | FLAG_BLOCK), scratch_values(m2, k.vlen, m2, 0))
         self.region = -(-region // 16) * 16  # whole cache lines a thread
+        self.work_values = 0 if self.in_place else -(-2 * m1 * m2 // 16) * 16
         self.job = np.zeros(len(FOUR_STEP_JOB), np.int64)  # each call fills a copy (threads may share the plan)
-        self.job[[_FOUR[f] for f in ("wa", "wb", "m", "region")]] = (self.wa.ctypes.data, self.wb.ctypes.data, m,
-                                                                     self.region)
+        self.job[[_FOUR[f] for f in ("wa", "wb", "m1", "m2", "region")]] = (
+            self.wa.ctypes.data, self.wb.ctypes.data, m1, m2, self.region)
 
     def __call__(self, k, sp, dp, forward: bool, scale: float) -> None:
         threads = num_threads()
-        hdr, tw = self.plan.pointers(k, forward)
+        (h1, t1), (h2, t2) = (p.pointers(k, forward) for p in self.plans)
+        work = _address(_scratch(self.work_values + self.region * threads, k))
+        regions = work + self.work_values * k.real_dtype.itemsize
         job = self.job.copy()
-        job[[_FOUR[f] for f in ("hdr", "tw", "src", "dst", "flags", "scratch", "nthreads")]] = (
-            _address(hdr), _address(tw), _address(sp), _address(dp), FLAG_FORWARD if forward else 0,
-            _address(_scratch(self.region * threads, k)), threads)
+        job[[_FOUR[f] for f in ("hdr1", "tw1", "hdr2", "tw2", "src", "dst", "work", "flags", "scratch",
+                                "nthreads")]] = (
+            _address(h1), _address(t1), _address(h2), _address(t2), _address(sp), _address(dp),
+            0 if self.in_place else work, FLAG_FORWARD if forward else 0, regions, threads)
         job.view(np.float64)[_FOUR["scale"]] = scale
         k.four_step(ffi.cast("int64_t *", job.ctypes.data))
 
@@ -217,9 +229,11 @@ def four_step_of(plan: DirectPlan, k) -> _FourStep | None:
     """The plan's four-step form (made on first use) when its length has one, else None."""
     fs = plan.__dict__.get("_four_step", False)
     if fs is False:
-        big = plan.n * plan.cdtype.itemsize >= FOUR_STEP_MIN_BYTES
-        m = four_step_split(plan.n, k.vlen, LANE_BLOCK) if big else None
-        fs = plan._four_step = _FourStep(k, plan.cdtype, m) if m else None
+        nbytes = plan.n * plan.cdtype.itemsize
+        split = four_step_split(plan.n, k.vlen, LANE_BLOCK) if nbytes >= FOUR_STEP_MIN_BYTES else None
+        if split and split[0] != split[1] and (nbytes < FOUR_STEP_WORK_MIN_BYTES or split[1] > FOUR_STEP_WORK_MAX_M2):
+            split = None
+        fs = plan._four_step = _FourStep(k, plan.cdtype, *split) if split else None
     return fs
 
 

@@ -1,6 +1,6 @@
-"""Passes 1 and 3 of a four-step transform (plan.py's four_step_split): the columns with their
-twiddles, and the square transpose. threads.py's aot_fft_four_step runs them, and pass 2 (the c2c
-entry over the rows in place) between them.
+"""The passes of a four-step transform (plan.py's four_step_split) besides the c2c entry: the
+columns with their twiddles, the rows written transposed, and the square transpose in place.
+threads.py's aot_fft_four_step runs them.
 
     void aot_fft_columns_tw_{p}(const int64_t *plan, const T *tw, const T *src, T *dst,
                                 int64_t lo, int64_t hi, int64_t stride, int32_t flags,
@@ -14,6 +14,14 @@ runs the same code whichever range holds it, so a split over threads changes no 
 holds names.scratch_values(n1, VLEN, 1, FLAG_LANES | FLAG_BLOCK) values of T, 64-byte aligned.
 src == dst is allowed: a lane block is read whole before it is written.
 
+    void aot_fft_rows_t_{p}(const int64_t *plan, const T *tw, T *work, T *dst, int64_t lo,
+                            int64_t hi, int64_t m1, int32_t flags, T scale, T *scratch)
+
+transforms rows lo..hi of work (length m2 = plan[0], rows m2 apart; lo and hi multiples of VLEN)
+in place, VLEN rows at a time with the c2c entry, and writes dst[k2*m1 + r] = scale * z[r, k2]
+from VLEN x VLEN blocks transposed in registers (the VLEN rows are in the caches then); m2 is a
+multiple of VLEN. `scratch`: 4 * m2 values of T.
+
     void aot_fft_transpose_{p}(T *a, int64_t m, int64_t lo, int64_t hi)
 
 transposes the m x m complex matrix a in place (m a multiple of VLEN), VLEN x VLEN blocks at a
@@ -26,7 +34,7 @@ from llvmlite import ir as L
 
 from ..llvm.builder import Builder
 from .layouts import I32, I64, PTR, for_range, i64
-from .names import FLAG_FORWARD, LANE_BLOCK, SCRATCH_PER_LANE, columns_name, transpose_name
+from .names import FLAG_FORWARD, LANE_BLOCK, SCRATCH_PER_LANE, columns_name, rows_name, transpose_name
 
 
 def emit_columns(em, precision: str) -> L.Function:
@@ -72,8 +80,7 @@ def emit_transpose(em, precision: str) -> L.Function:
     nb = b.sdiv(m, i64(vl))
 
     def load_t(row0, col0):  # the block at (row0, col0), transposed: its rows as (re, im)
-        rows = [w.load(b, a, b.add(b.mul(b.add(row0, i64(r)), m), col0)) for r in range(vl)]
-        return list(zip(w._transpose(b, [re for re, _ in rows]), w._transpose(b, [im for _, im in rows])))
+        return _transposed_block(b, w, vl, a, b.add(b.mul(row0, m), col0), m)
 
     def store(row0, col0, rows):
         for r, v in enumerate(rows):
@@ -94,3 +101,40 @@ def emit_transpose(em, precision: str) -> L.Function:
             block_row(mirror)
     b.ret_void()
     return fn
+
+
+def _transposed_block(b, w, vl: int, base, first, row_stride) -> list:
+    """The VLEN x VLEN block of complex values whose rows start at base[first + r*row_stride],
+    transposed: its columns as (re, im) vectors."""
+    rows = [w.load(b, base, b.add(first, b.mul(row_stride, i64(r)))) for r in range(vl)]
+    return list(zip(w._transpose(b, [re for re, _ in rows]), w._transpose(b, [im for _, im in rows])))
+
+
+def emit_rows_transposed(em, precision: str, c2c: L.Function) -> L.Function:
+    """aot_fft_rows_t above; `c2c` is the module's c2c entry."""
+    ft, vl, w = em.ft, em.vlen, em.w
+    fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, ft, PTR])
+    fn = L.Function(em.mod, fnty, name=rows_name(precision))
+    hdr, tw, work, dst, lo, hi, m1, flags, scale, scratch = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    m2 = b.load(hdr, typ=I64)
+    k = w.splat(b, scale)
+    forward = b.and_(flags, L.Constant(I32, FLAG_FORWARD))
+    with for_range(b, 0, b.sdiv(b.sub(hi, lo), i64(vl)), name="grp") as grp:
+        g = b.add(lo, b.mul(grp, i64(vl)))
+        rows = b.gep(work, [b.shl(b.mul(g, m2), i64(1))], source_etype=ft)
+        b.call(c2c, [hdr, tw, rows, rows, i64(vl), i64(1), m2, i64(1), m2, forward, L.Constant(ft, 1.0), scratch])
+        with for_range(b, 0, b.sdiv(m2, i64(vl)), name="kb") as kb:
+            k2 = b.mul(kb, i64(vl))
+            for c, (re, im) in enumerate(_transposed_block(b, w, vl, rows, k2, m2)):
+                at = b.add(b.mul(b.add(k2, i64(c)), m1), g)
+                w.store(b, dst, at, (b.fmul(re, k), b.fmul(im, k)))
+    b.ret_void()
+    return fn
+
+
+def emit_four_step_passes(em, precision: str, c2c: L.Function) -> None:
+    """The three functions above, into em's module (`c2c`: its c2c entry)."""
+    emit_columns(em, precision)
+    emit_rows_transposed(em, precision, c2c)
+    emit_transpose(em, precision)

@@ -23,7 +23,7 @@ from llvmlite import ir as L
 
 from ..kernels.parallel import as_callee
 from ..llvm.builder import Builder
-from .fourstep import emit_columns, emit_transpose
+from .fourstep import emit_four_step_passes
 from .layouts import I64, PTR, i64, layouts_of
 from .module import _Emitter
 from .names import (
@@ -35,6 +35,7 @@ from .names import (
     pass_entry_name,
     pass_keys,
     pass_name,
+    rows_name,
     transpose_name,
     vlen_symbol,
 )
@@ -49,6 +50,7 @@ from .threads import (
     emit_four_step,
     emit_real_shared,
     emit_shared,
+    rows_t_type,
 )
 
 _PASS_ARGS = [I64, I64, PTR, PTR, PTR, I64, I64]  # passes.py's signature; generic passes add (cs, ip)
@@ -76,8 +78,10 @@ def emit_group(precision: str, vlen: int, group: tuple, triple: str = "", data_l
         emit_real_shared(mod, precision, vlen)
         c2c = imports.stub(entry_name(precision), _c2c_type(ft))
         emit_c2c_split(mod, precision, vlen, c2c)
-        emit_four_step(mod, precision, vlen, imports.stub(columns_name(precision), COLUMNS_TYPE), c2c,
-                       imports.stub(transpose_name(precision), TRANSPOSE_TYPE))
+        emit_four_step(mod, precision, vlen, {
+            "columns": imports.stub(columns_name(precision), COLUMNS_TYPE), "c2c": c2c,
+            "rows_t": imports.stub(rows_name(precision), rows_t_type(ft)),
+            "transpose": imports.stub(transpose_name(precision), TRANSPOSE_TYPE)})
     else:
         raise ValueError(f"FFT kernels: unknown group {group!r}")
     return mod
@@ -96,9 +100,7 @@ def _emit_core(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> None:
         return imports.stub(pass_name(r, forward, src, dst), L.FunctionType(L.VoidType(), _PASS_ARGS + extra))
 
     em = _Emitter(mod, ft, vlen, passes=stub)
-    em.emit_entry(precision)
-    emit_columns(em, precision)
-    emit_transpose(em, precision)
+    emit_four_step_passes(em, precision, em.emit_entry(precision))
     em.emit_pass_entry(precision)
     emit_r2c_post(mod, precision, ft, vlen)
     emit_c2r_pre(mod, precision, ft, vlen)

@@ -28,7 +28,7 @@ import functools
 from llvmlite import ir as L
 
 from ..llvm.builder import Builder
-from .fourstep import emit_columns, emit_transpose
+from .fourstep import emit_four_step_passes
 from .layouts import I32, I64, PTR, Layout, for_range, i64, layouts_of
 from .names import (
     FLAG_BLOCK,
@@ -403,8 +403,7 @@ def emit_module(precision: str, vlen: int, triple: str = "", data_layout: str = 
     vlen = max(2, vlen)
     em = _Emitter(mod, ft, vlen)
     c2c = em.emit_entry(precision)
-    emit_columns(em, precision)
-    emit_transpose(em, precision)
+    emit_four_step_passes(em, precision, c2c)
     em.emit_pass_entry(precision)
     emit_planner(mod, precision, ft, vlen, c2c)
     emit_r2c_post(mod, precision, ft, vlen)

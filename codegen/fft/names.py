@@ -32,7 +32,8 @@ def scratch_values(n: int, vlen: int, idist: int, flags: int) -> int:
 C2C_JOB = ("hdr", "tw", "src", "dst", "howmany", "istride", "idist", "ostride", "odist", "flags", "scale",
            "scratch", "scratch_values", "tasks", "tsrc", "tdst", "nthreads")
 # aot_fft_four_step_{p}'s job block (threads.py), int64 words; `scale` holds a double's bits
-FOUR_STEP_JOB = ("hdr", "tw", "src", "dst", "wa", "wb", "m", "flags", "scale", "scratch", "region", "nthreads")
+FOUR_STEP_JOB = ("hdr1", "tw1", "hdr2", "tw2", "src", "dst", "work", "wa", "wb", "m1", "m2", "flags", "scale",
+                 "scratch", "region", "nthreads")
 # the run-time planner's plan block (planner.py), int64 words
 FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIELD_KERN = range(8)
 # the layouts of a pass (layouts.py's `name`): scalar, wide, lanes, split work buffers
@@ -53,6 +54,10 @@ def split_name(precision: str) -> str:
 
 def columns_name(precision: str) -> str:
     return f"aot_fft_columns_tw_{precision}"
+
+
+def rows_name(precision: str) -> str:
+    return f"aot_fft_rows_t_{precision}"
 
 
 def transpose_name(precision: str) -> str:
@@ -122,7 +127,8 @@ def imports_of(group: tuple, precision: str, vlen: int) -> list[tuple[str, tuple
         return [(entry_name(precision), ("core",))]
     if group == ("threads",):
         return [(pass_entry_name(precision), ("core",)), (entry_name(precision), ("core",)),
-                (columns_name(precision), ("core",)), (transpose_name(precision), ("core",))]
+                (columns_name(precision), ("core",)), (transpose_name(precision), ("core",)),
+                (rows_name(precision), ("core",))]
     return []
 
 

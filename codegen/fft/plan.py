@@ -206,37 +206,45 @@ def bluestein_chirp(n: int) -> np.ndarray:
 
 
 # -- four-step: one long transform as passes of short ones ------------------------------------
-# n = m * m, x[j1*m + j2]: pass 1 transforms the m columns (length m, neighbours: lane blocks)
-# and writes y[k1, j2] * w^(j2*k1) (w = exp(-+2 pi i/n)) into the output; pass 2 transforms its m
-# rows in place; pass 3 transposes it in place, so X[k1 + m*k2] = z[k1, k2]. Each pass touches the
-# array once and splits over threads with no barrier inside, where the radix passes of one long
-# transform stream the whole array once per pass; nothing but the output is written.
-FOUR_STEP_MAX_M = 2048  # names.LANE_BLOCK_MAX_N: pass 1's columns gather in lane blocks
+# n = m1 * m2, x[j1*m2 + j2]: pass 1 transforms the m2 columns (length m1, neighbours: lane
+# blocks) and writes y[k1, j2] * w^(j2*k1) (w = exp(-+2 pi i/n)); pass 2 transforms the m1 rows
+# (length m2) and X[k1 + m1*k2] = z[k1, k2] is their transpose. Either pass 1 writes a work array
+# and pass 2 transposes VLEN rows at a time into the output (two passes over memory), or, for a
+# square length whose arrays stay in the caches, pass 1 writes the output, pass 2 runs in place and
+# a third pass transposes it in place (no third array). Each pass splits over threads with no
+# barrier inside, where the radix passes of one long transform stream the array once per pass.
+FOUR_STEP_MAX_M1 = 2048  # names.LANE_BLOCK_MAX_N: pass 1's columns gather in lane blocks
+FOUR_STEP_MAX_M2 = 8192  # pass 2's VLEN rows stay in L2
 _FOUR_STEP_PRIMES = (2, 3, 5, 7)
 
 
-def four_step_split(n: int, vlen: int, lane_block: int) -> int | None:
-    """m with n = m * m for a four-step transform of length n, or None: m <= FOUR_STEP_MAX_M, a
-    multiple of lane_block * VLEN (every column of pass 1 is in a lane block, every block of the
-    transpose whole) and its primes have codelets."""
-    m = math.isqrt(n)
-    if m * m != n or m > FOUR_STEP_MAX_M or m % (lane_block * vlen):
-        return None
-    r = m
+def four_step_split(n: int, vlen: int, lane_block: int) -> tuple[int, int] | None:
+    """(m1, m2) with n = m1 * m2 for a four-step transform of length n, or None: n's primes have
+    codelets, m1 <= m2, m1 <= FOUR_STEP_MAX_M1 and a multiple of VLEN (pass 2's rows go VLEN at a
+    time), m2 <= FOUR_STEP_MAX_M2 and a multiple of lane_block * VLEN (every column of pass 1 is in
+    a lane block); the squarest such split."""
+    r = n
     for p in _FOUR_STEP_PRIMES:
         while r % p == 0:
             r //= p
-    return m if r == 1 else None
+    if r != 1:
+        return None
+    best = None
+    for m1 in range(vlen, min(FOUR_STEP_MAX_M1, math.isqrt(n)) + 1, vlen):
+        m2 = n // m1
+        if m1 * m2 == n and m2 % (lane_block * vlen) == 0 and m2 <= FOUR_STEP_MAX_M2:
+            best = (m1, m2)
+    return best
 
 
-def four_step_tables(m: int, vlen: int) -> tuple[np.ndarray, np.ndarray]:
+def four_step_tables(m1: int, m2: int, vlen: int) -> tuple[np.ndarray, np.ndarray]:
     """Pass 1's twiddles w^(j2*k1) = a[j2 // VLEN, k1] * b[k1, j2 % VLEN] for w = exp(+2 pi i/n),
-    n = m * m (the forward kernel conjugates): `a` (complex128, (m / VLEN, m)) and `b` in the lane
-    layout (float64, (m, 2, VLEN): re lanes, then im lanes). Both exact to the last bit of double;
-    their product has one rounding more (pocketfft's two-level tables)."""
-    n = m * m
-    k1 = np.arange(m, dtype=np.int64)
-    a = unit_roots(np.multiply.outer(np.arange(m // vlen, dtype=np.int64) * vlen, k1) % n, n)
+    n = m1 * m2 (the forward kernel conjugates): `a` (complex128, (m2 / VLEN, m1)) and `b` in the
+    lane layout (float64, (m1, 2, VLEN): re lanes, then im lanes). Both exact to the last bit of
+    double; their product has one rounding more (pocketfft's two-level tables)."""
+    n = m1 * m2
+    k1 = np.arange(m1, dtype=np.int64)
+    a = unit_roots(np.multiply.outer(np.arange(m2 // vlen, dtype=np.int64) * vlen, k1) % n, n)
     lanes = unit_roots(np.multiply.outer(k1, np.arange(vlen, dtype=np.int64)), n)
     b = np.stack([lanes.real, lanes.imag], axis=1)
     return a, b

@@ -26,11 +26,13 @@ count). Chunk i uses scratch + i*scratch_values.
 
     void aot_fft_four_step_{p}(const int64_t *job)
 
-one transform of length m * m in four steps (plan.py's four_step_split; job: names.FOUR_STEP_JOB;
-`hdr`, `tw`: the plan of length m): pass 1, fourstep.py's twiddled columns from src into dst, split
-over the threads in chunks of whole lane blocks; pass 2, the c2c entry over the rows of dst in
-place, times `scale`; pass 3, fourstep.py's transpose of dst in place; the pool's join between
-them. Chunk i of a pass uses scratch + i*region values. With nthreads <= 1 all run here.
+one transform of length m1 * m2 in four steps (plan.py's four_step_split; job: names.FOUR_STEP_JOB;
+hdr1/tw1 and hdr2/tw2: the plans of lengths m1 and m2): fourstep.py's twiddled columns from src
+into `work` (n complex), split over the threads in whole lane blocks; then fourstep.py's rows_t
+from work into dst, times `scale`, in whole VLEN rows. Without a work array (work == 0; m1 == m2)
+the columns go into dst, the c2c entry transforms its rows in place (times `scale`) and
+fourstep.py's transpose finishes in place. The pool's join between passes; chunk i of a pass uses
+scratch + i*region values. With nthreads <= 1 everything runs here.
 
     void aot_fft_r2c_post_shared_{p}(...), aot_fft_c2r_pre_shared_{p}(...)
 
@@ -53,9 +55,14 @@ from .real import emit_c2r_pre_part, emit_r2c_post_part
 
 # module.py's emit_pass_entry: (plan, tw, f, src, dst, lo, hi, flags)
 PASS_ENTRY_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, I64, PTR, PTR, I64, I64, I32])
-# fourstep.py's columns (plan, tw, src, dst, lo, hi, stride, flags, wa, wb, scratch) and transpose
+# fourstep.py's columns (plan, tw, src, dst, lo, hi, stride, flags, wa, wb, scratch), transpose
+# (a, m, lo, hi) and rows_t (plan, tw, work, dst, lo, hi, m1, flags, scale, scratch)
 COLUMNS_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, PTR, PTR, PTR])
 TRANSPOSE_TYPE = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64])
+
+
+def rows_t_type(ft: L.Type) -> L.FunctionType:
+    return L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, ft, PTR])
 _ARGS = ("hdr", "tw", "f", "src", "dst", "flags")  # the chunk kernel's argument block (i64 slots)
 _SPLIT = C2C_JOB + ("chunk", "by_task", "task")  # the job, then the chunk kernel's own words
 
@@ -236,37 +243,45 @@ def emit_real_shared(mod: L.Module, precision: str, vlen: int) -> None:
            ("x", "z", "h", "w", "nthreads"), lambda b, h: b.sub(h, i64(1)))
 
 
-_FOUR = FOUR_STEP_JOB + ("chunk1", "chunk2", "chunk3")  # the job, then the chunk kernels' own words
+_FOUR = FOUR_STEP_JOB + ("chunk1", "chunk2", "chunk3", "chunk4")  # the job, then the kernels' own words
 
 
-def emit_four_step(mod: L.Module, precision: str, vlen: int, columns: L.Function, c2c: L.Function,
-                   transpose: L.Function) -> L.Function:
+def emit_four_step(mod: L.Module, precision: str, vlen: int, callees: dict) -> L.Function:
+    """`callees`: the core's "columns", "c2c", "rows_t" and "transpose" functions (import stubs)."""
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
     pfor = parallel_for(mod, join_at_unload=True)
-    kernels = _four_step_chunks(mod, precision, ft, vlen, (columns, c2c, transpose))
+    kernels = _four_step_chunks(mod, precision, ft, callees)
     fn, b, args, slot = _job_driver(mod, four_step_name(precision), FOUR_STEP_JOB, _FOUR)
-    m, nthreads = (b.load(slot[name], typ=I64) for name in ("m", "nthreads"))
+    m1, m2, nthreads = (b.load(slot[name], typ=I64) for name in ("m1", "m2", "nthreads"))
     nthreads = b.select(b.icmp_signed("<", nthreads, i64(1)), i64(1), nthreads)
-    pairs = b.sdiv(b.add(b.sdiv(m, i64(vlen)), i64(1)), i64(2))  # the transpose's block-row pairs
-    # pass 1 over columns in lane blocks, pass 2 over rows, pass 3 over pairs of block rows
-    for k, (total, unit) in enumerate(((m, LANE_BLOCK * vlen), (m, 1), (pairs, 1))):
+
+    def run(k: int, total, unit: int):
         # ceil(total / nthreads) in whole units: the chunk, and parallel_for's alignment
         chunk = b.sdiv(b.sub(b.add(total, nthreads), i64(1)), nthreads)
         chunk = b.mul(b.sdiv(b.add(chunk, i64(unit - 1)), i64(unit)), i64(unit))
-        b.store(chunk, slot[f"chunk{k + 1}"])
+        b.store(chunk, slot[f"chunk{k}"])
         with b.if_else(b.icmp_signed(">", nthreads, i64(1))) as (pool, here):
             with pool:
                 b.call(pfor, [kernels[k], args, total, nthreads, chunk])
             with here:
                 b.call(kernels[k], [args, i64(0), total])
+
+    run(1, m2, LANE_BLOCK * vlen)  # the columns, in lane blocks
+    work = b.load(slot["work"], typ=I64)
+    with b.if_else(b.icmp_signed("!=", work, i64(0))) as (two, three):
+        with two:  # rows of the work array, transposed into dst
+            run(2, m1, vlen)
+        with three:  # rows of dst in place, then pairs of block rows of the square transpose
+            run(3, m1, 1)
+            run(4, b.sdiv(b.add(b.sdiv(m1, i64(vlen)), i64(1)), i64(2)), 1)
     b.ret_void()
     return fn
 
 
-def _four_step_chunks(mod: L.Module, precision: str, ft: L.Type, vlen: int, callees: tuple) -> tuple:
-    """kernel(args, lo, hi) of pass 1 (columns lo..hi), pass 2 (rows lo..hi) and pass 3 (the
-    transpose's block-row pairs lo..hi)."""
-    columns, c2c, transpose = callees
+def _four_step_chunks(mod: L.Module, precision: str, ft: L.Type, callees: dict) -> dict:
+    """kernel(args, lo, hi) of each pass: 1 the columns lo..hi (src into work, or into dst when
+    there is no work array), 2 the rows lo..hi of work into dst, 3 the rows lo..hi of dst in place,
+    4 the block-row pairs lo..hi of dst's transpose."""
 
     def kernel(k: int):
         fn, b = new_kernel(mod, f"aot_fft_four_step_pass{k}_{precision}")
@@ -278,20 +293,25 @@ def _four_step_chunks(mod: L.Module, precision: str, ft: L.Type, vlen: int, call
         def ptr(name):
             return b.inttoptr(get(name), PTR)
 
-        m, flags = get("m"), b.trunc(get("flags"), I32)
+        m1, m2, flags = get("m1"), get("m2"), b.trunc(get("flags"), I32)
         region = b.mul(b.sdiv(lo, get(f"chunk{k}")), get("region"))  # values of T
         scratch = b.gep(ptr("scratch"), [region], source_etype=ft)
+        scale = b.bitcast(get("scale"), L.DoubleType())
+        scale = scale if precision == "f64" else b.fptrunc(scale, ft)
         if k == 1:
-            b.call(columns, [ptr("hdr"), ptr("tw"), ptr("src"), ptr("dst"), lo, hi, m, flags, ptr("wa"), ptr("wb"),
-                             scratch])
+            out = b.select(b.icmp_signed("!=", get("work"), i64(0)), ptr("work"), ptr("dst"))
+            b.call(callees["columns"], [ptr("hdr1"), ptr("tw1"), ptr("src"), out, lo, hi, m2, flags, ptr("wa"),
+                                        ptr("wb"), scratch])
         elif k == 2:
-            scale = b.bitcast(get("scale"), L.DoubleType())
-            scale = scale if precision == "f64" else b.fptrunc(scale, ft)
-            rows = b.gep(ptr("dst"), [b.shl(b.mul(lo, m), i64(1))], source_etype=ft)
-            b.call(c2c, [ptr("hdr"), ptr("tw"), rows, rows, b.sub(hi, lo), i64(1), m, i64(1), m, flags, scale, scratch])
+            b.call(callees["rows_t"], [ptr("hdr2"), ptr("tw2"), ptr("work"), ptr("dst"), lo, hi, m1, flags, scale,
+                                       scratch])
+        elif k == 3:
+            rows = b.gep(ptr("dst"), [b.shl(b.mul(lo, m2), i64(1))], source_etype=ft)
+            b.call(callees["c2c"], [ptr("hdr2"), ptr("tw2"), rows, rows, b.sub(hi, lo), i64(1), m2, i64(1), m2,
+                                    flags, scale, scratch])
         else:
-            b.call(transpose, [ptr("dst"), m, lo, hi])
+            b.call(callees["transpose"], [ptr("dst"), m1, lo, hi])
         b.ret_void()
         return fn
 
-    return kernel(1), kernel(2), kernel(3)
+    return {k: kernel(k) for k in (1, 2, 3, 4)}

@@ -1,5 +1,6 @@
-"""Long transforms of a square length in four steps (codegen/fft/fourstep.py, threads.py's
-aot_fft_four_step): columns with their twiddles, rows in place, a square transpose."""
+"""Long transforms in four steps (codegen/fft/fourstep.py, threads.py's aot_fft_four_step): columns
+with their twiddles, then rows in place and a square transpose (square lengths), or rows written
+transposed from a work array (others)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,10 +13,12 @@ from codegen.fft.plan import four_step_split, four_step_tables, unit_roots
 
 from ._eager import data
 
-# (n, dtype): square lengths of 1 MB or more whose side is a multiple of LANE_BLOCK * 16 (the
-# widest lane count of any host), so that each runs in four steps on every x86 host
+# (n, dtype): lengths of 1 MB or more (4 MB when not square) with sides multiples of
+# LANE_BLOCK * 16 (the widest lane count of any host), so that each runs in four steps on every
+# x86 host; the last three through a work array
 CASES = [(256 ** 2, np.complex128), (384 ** 2, np.complex128), (512 ** 2, np.complex64),
-         (640 ** 2, np.complex64)]
+         (640 ** 2, np.complex64), (512 * 1024, np.complex128), (512 * 1024, np.complex64),
+         (768 * 1024, np.complex64)]
 EPS = {np.dtype(np.complex64): np.finfo(np.float32).eps, np.dtype(np.complex128): np.finfo(np.float64).eps}
 
 
@@ -33,23 +36,26 @@ def _accurate(got, want, dtype):
     assert err.max() <= 30 * EPS[np.dtype(dtype)] * rms, (err.max() / rms, np.argmax(err))
 
 
-def test_split_takes_square_lengths_of_codelet_primes():
-    assert four_step_split(256 ** 2, 8, LANE_BLOCK) == 256
-    assert four_step_split(1536 ** 2, 8, LANE_BLOCK) == 1536
-    assert four_step_split(2 * 256 ** 2, 8, LANE_BLOCK) is None  # not a square
-    assert four_step_split(1000 ** 2, 8, LANE_BLOCK) is None  # 1000 is not a multiple of 32
+def test_split_is_the_squarest_that_fits_the_lanes():
+    assert four_step_split(256 ** 2, 8, LANE_BLOCK) == (256, 256)
+    assert four_step_split(1536 ** 2, 8, LANE_BLOCK) == (1536, 1536)
+    assert four_step_split(2 * 256 ** 2, 8, LANE_BLOCK) == (256, 512)
+    assert four_step_split(4096 ** 2, 8, LANE_BLOCK) == (2048, 8192)  # columns up to LANE_BLOCK_MAX_N
+    assert four_step_split(8192 ** 2, 8, LANE_BLOCK) is None  # rows beyond FOUR_STEP_MAX_M2
+    assert four_step_split(1000 ** 2, 8, LANE_BLOCK) is None  # no side a multiple of 32 with the other of 8
     assert four_step_split((11 * 32) ** 2, 8, LANE_BLOCK) is None  # 11 has no codelet
-    assert four_step_split(4096 ** 2, 8, LANE_BLOCK) is None  # columns beyond LANE_BLOCK_MAX_N
-    assert four_step_split(256 ** 2, 16, LANE_BLOCK) == 256 and four_step_split(96 ** 2, 16, LANE_BLOCK) is None
+    for n in (96 ** 2, 3 << 16, 5 ** 4 * 4096):
+        m1, m2 = four_step_split(n, 16, LANE_BLOCK)
+        assert m1 * m2 == n and m1 <= m2 and m1 % 16 == 0 and m2 % (16 * LANE_BLOCK) == 0
 
 
-@pytest.mark.parametrize("m, vlen", [(64, 4), (96, 8), (256, 8)])
-def test_twiddle_tables_are_the_roots_to_one_rounding(m, vlen):
-    a, b = four_step_tables(m, vlen)
+@pytest.mark.parametrize("m1, m2, vlen", [(64, 64, 4), (96, 96, 8), (256, 256, 8), (64, 192, 16)])
+def test_twiddle_tables_are_the_roots_to_one_rounding(m1, m2, vlen):
+    a, b = four_step_tables(m1, m2, vlen)
     lanes = b[:, 0, :] + 1j * b[:, 1, :]  # (k1, lane)
     got = a[:, :, None] * lanes[None, :, :]  # (j2 // vlen, k1, j2 % vlen)
-    j2 = (np.arange(m // vlen)[:, None, None] * vlen + np.arange(vlen)[None, None, :])
-    want = unit_roots(j2 * np.arange(m)[None, :, None], m * m)
+    j2 = (np.arange(m2 // vlen)[:, None, None] * vlen + np.arange(vlen)[None, None, :])
+    want = unit_roots(j2 * np.arange(m1)[None, :, None], m1 * m2)
     assert np.abs(got - want).max() <= 4 * np.finfo(np.float64).eps
 
 
@@ -64,7 +70,7 @@ def test_matches_numpy(n, dtype, kind, norm):
     _accurate(got, want, dtype)
 
 
-@pytest.mark.parametrize("n, dtype", CASES[:1] + CASES[2:3], ids=lambda v: str(v))
+@pytest.mark.parametrize("n, dtype", CASES[:1] + CASES[2:3] + CASES[5:6], ids=lambda v: str(v))
 def test_in_place_and_strided_batches(n, dtype):
     x = data((3, 2, n), dtype)[::2, 1]  # two transforms, rows 4n apart
     want = np.fft.fft(x.astype(np.complex128), axis=-1)
@@ -74,9 +80,11 @@ def test_in_place_and_strided_batches(n, dtype):
     assert np.array_equal(y, afft.fft(x))
 
 
-def test_shorter_and_non_square_lengths_keep_radix_passes():
+def test_short_lengths_keep_radix_passes():
     assert _four_step(128 ** 2, np.complex128) is None  # 256 KB: the caches hold it
-    assert _four_step(2 * 256 ** 2, np.complex128) is None
+    assert _four_step(2 * 256 ** 2, np.complex128) is None  # not square, under 4 MB
+    assert _four_step(1024 * 2048, np.complex128) is None  # rows beyond FOUR_STEP_WORK_MAX_M2
+    assert _four_step(256 ** 2, np.complex128).in_place and not _four_step(512 * 1024, np.complex128).in_place
 
 
 def test_python_threads_share_a_plan():
