@@ -82,7 +82,7 @@ def _fit(x: np.ndarray, n: int, axis: int) -> np.ndarray:
 
 
 def _finish(res: np.ndarray, out):
-    if out is None:
+    if out is None or res is out:
         return res
     if not isinstance(out, np.ndarray):
         raise TypeError(f"return arrays must be of ArrayType, got {type(out).__name__}")
@@ -92,8 +92,22 @@ def _finish(res: np.ndarray, out):
     return out
 
 
-def _c2c_axis(a: np.ndarray, n, axis: int, norm, forward: bool, owned: bool = False) -> np.ndarray:
-    """One complex pass; `owned` means `a` is ours and may be overwritten in place."""
+def _writes_into(out, x: np.ndarray) -> bool:
+    """Whether a pass from x may write the caller's `out` directly (else the result is copied into
+    it): same shape and dtype, writeable, whole-element strides, no stride 0, and no overlap with x
+    unless it is x itself (the kernels transform in place)."""
+    if not isinstance(out, np.ndarray) or out.shape != x.shape or out.dtype != x.dtype or not out.flags.writeable:
+        return False
+    if any(st % out.itemsize or (st == 0 and d > 1) for st, d in zip(out.strides, out.shape)):
+        return False
+    if out.size and np.may_share_memory(x, out):
+        return x.strides == out.strides and x.ctypes.data == out.ctypes.data
+    return True
+
+
+def _c2c_axis(a: np.ndarray, n, axis: int, norm, forward: bool, owned: bool = False, out=None) -> np.ndarray:
+    """One complex pass; `owned` means `a` is ours and may be overwritten in place; the result goes
+    into `out` when _writes_into allows."""
     axis = normalize_axis_index(axis, a.ndim)
     n = _check_n(a.shape[axis] if n is None else n)
     scale = _scale(norm, n, forward)
@@ -101,7 +115,12 @@ def _c2c_axis(a: np.ndarray, n, axis: int, norm, forward: bool, owned: bool = Fa
     x = a if a.dtype == cdt else a.astype(cdt)
     owned = owned or x is not a
     x = _fit(x, n, axis)
-    res = x if owned and x.base is None and x.shape[axis] == n and x.flags.writeable else np.empty(x.shape, cdt)
+    if out is not None and _writes_into(out, x):
+        res = out
+    elif owned and x.base is None and x.shape[axis] == n and x.flags.writeable:
+        res = x
+    else:
+        res = np.empty(x.shape, cdt)
     if res.size:
         c2c(x, res, axis, forward, scale)
     return res
@@ -111,13 +130,13 @@ def _c2c_axis(a: np.ndarray, n, axis: int, norm, forward: bool, owned: bool = Fa
 def fft(a, n=None, axis=None, norm=None, out=None, *, dim=None):
     """Discrete Fourier transform along one axis (numpy.fft.fft; torch's `dim` accepted)."""
     a = np.asarray(a)
-    return _finish(_c2c_axis(a, n, _pick_axis(axis, dim, -1), norm, True), out)
+    return _finish(_c2c_axis(a, n, _pick_axis(axis, dim, -1), norm, True, out=out), out)
 
 
 def ifft(a, n=None, axis=None, norm=None, out=None, *, dim=None):
     """Inverse discrete Fourier transform along one axis."""
     a = np.asarray(a)
-    return _finish(_c2c_axis(a, n, _pick_axis(axis, dim, -1), norm, False), out)
+    return _finish(_c2c_axis(a, n, _pick_axis(axis, dim, -1), norm, False, out=out), out)
 
 
 def _rfft(a, n, axis, norm, forward_sign: bool = True) -> np.ndarray:
@@ -199,12 +218,12 @@ def _as_list(axes) -> list:
     return [axes] if isinstance(axes, (int, np.integer)) else list(axes)
 
 
-def _c2cn(a, s, axes, norm, forward: bool) -> np.ndarray:
+def _c2cn(a, s, axes, norm, forward: bool, out=None) -> np.ndarray:
     a = np.asarray(a)
     s, axes = _cook(a, s, axes)
     res, owned = a, False
     for n, ax in reversed(list(zip(s, axes))):
-        res = _c2c_axis(res, n, ax, norm, forward, owned)
+        res = _c2c_axis(res, n, ax, norm, forward, owned, out)
         owned = True
     if not owned:  # no axes: numpy still returns a complex copy
         res = a.astype(_complex_dtype(a.dtype))
@@ -213,22 +232,22 @@ def _c2cn(a, s, axes, norm, forward: bool) -> np.ndarray:
 
 def fftn(a, s=None, axes=None, norm=None, out=None, *, dim=None):
     """N-D discrete Fourier transform over `axes` (all axes by default)."""
-    return _finish(_c2cn(a, s, _pick_axes(axes, dim, None), norm, True), out)
+    return _finish(_c2cn(a, s, _pick_axes(axes, dim, None), norm, True, out), out)
 
 
 def ifftn(a, s=None, axes=None, norm=None, out=None, *, dim=None):
     """Inverse N-D discrete Fourier transform."""
-    return _finish(_c2cn(a, s, _pick_axes(axes, dim, None), norm, False), out)
+    return _finish(_c2cn(a, s, _pick_axes(axes, dim, None), norm, False, out), out)
 
 
 def fft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, dim=None):
     """2-D discrete Fourier transform (the last two axes by default)."""
-    return _finish(_c2cn(a, s, _pick_axes(axes, dim, (-2, -1)), norm, True), out)
+    return _finish(_c2cn(a, s, _pick_axes(axes, dim, (-2, -1)), norm, True, out), out)
 
 
 def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None, *, dim=None):
     """Inverse 2-D discrete Fourier transform."""
-    return _finish(_c2cn(a, s, _pick_axes(axes, dim, (-2, -1)), norm, False), out)
+    return _finish(_c2cn(a, s, _pick_axes(axes, dim, (-2, -1)), norm, False, out), out)
 
 
 def _rfftn(a, s, axes, norm, forward: bool = True) -> np.ndarray:

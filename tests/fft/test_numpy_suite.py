@@ -3,7 +3,8 @@
 Every `np.fft.<name>` the tests call is replaced by `aot.fft.<name>` for the duration of each
 test, including the function objects that `@pytest.mark.parametrize` captured at import. Skipped:
 the long-double parametrisations (outside the contract: the kernels are float32/float64). The
-`out=` tests run too: aot.fft accepts `out` (the result is copied into it with numpy's checks).
+`out=` tests run too: aot.fft accepts `out` (complex transforms write it directly when its shape
+and dtype are the result's, else the result is copied into it with numpy's checks).
 """
 from __future__ import annotations
 
