@@ -49,6 +49,10 @@ from .real import emit_c2r_pre, emit_r2c_post
 
 __all__ = ["FLAG_FORWARD", "FLAG_LANES", "SCRATCH_PER_LANE", "emit_module", "entry_name", "pass_entry_name"]
 _SPLIT_KIND = {("w", "p"): "wp", ("p", "p"): "p", ("p", "w"): "pw"}
+# lane blocks prefetch the row this far ahead: c2c of (128,128,128) along axis 0 15% faster and
+# along axis 1 7% on one thread (6% / 0 on two), columns of 1024 x 1024 2% (medians of four
+# alternating processes against the build without)
+PREFETCH_ROWS = 8
 
 
 class _Emitter:
@@ -282,16 +286,31 @@ class _Emitter:
         (a, c, stride, n, groups, region, *rest) = fn.args
         b = Builder(fn.append_basic_block("entry"))
         k = None if gather else self.v.splat(b, rest[0])
-        with for_range(b, 0, n, name="e") as e, for_range(b, 0, groups, name="q") as q:
-            first = b.add(b.mul(e, stride), b.mul(q, i64(self.vlen)))
-            if gather:  # a = src, c = buf
-                buf = b.gep(c, [b.mul(q, region)], source_etype=self.ft)
-                self.v.store(b, buf, e, self.w.load(b, a, first))
-            else:  # a = buf, c = dst
-                re, im = self.v.load(b, b.gep(a, [b.mul(q, region)], source_etype=self.ft), e)
-                self.w.store(b, c, first, (b.fmul(re, k), b.fmul(im, k)))
+        with for_range(b, 0, n, name="e") as e:
+            self._prefetch_row(b, a if gather else c, b.add(e, i64(PREFETCH_ROWS)), n, stride, groups, not gather)
+            with for_range(b, 0, groups, name="q") as q:
+                first = b.add(b.mul(e, stride), b.mul(q, i64(self.vlen)))
+                if gather:  # a = src, c = buf
+                    buf = b.gep(c, [b.mul(q, region)], source_etype=self.ft)
+                    self.v.store(b, buf, e, self.w.load(b, a, first))
+                else:  # a = buf, c = dst
+                    re, im = self.v.load(b, b.gep(a, [b.mul(q, region)], source_etype=self.ft), e)
+                    self.w.store(b, c, first, (b.fmul(re, k), b.fmul(im, k)))
         b.ret_void()
         return fn
+
+    def _prefetch_row(self, b, base, row, n, stride, groups, write: bool) -> None:
+        """Prefetch the groups * VLEN elements of `row` (when row < n) at base + row*stride: the rows
+        of a strided axis are pages apart, where hardware prefetchers stop."""
+        pf = self.mod.globals.get("llvm.prefetch.p0") or L.Function(
+            self.mod, L.FunctionType(L.VoidType(), [PTR, I32, I32, I32]), name="llvm.prefetch.p0")
+        line_values = 64 // (4 if isinstance(self.ft, L.FloatType) else 8)
+        with b.if_then(b.icmp_signed("<", row, n)):
+            start = b.gep(base, [b.shl(b.mul(row, stride), i64(1))], source_etype=self.ft)
+            lines = b.sdiv(b.mul(groups, i64(2 * self.vlen)), i64(line_values))
+            with for_range(b, 0, lines, name="line") as line:
+                b.call(pf, [b.gep(start, [b.mul(line, i64(line_values))], source_etype=self.ft),
+                            L.Constant(I32, int(write)), L.Constant(I32, 3), L.Constant(I32, 1)])
 
     def _lane_values(self, b, src, first, dist):
         undef = L.Constant(self.v.ty, L.Undefined)
