@@ -23,7 +23,7 @@ from codegen.fft.names import (
     LANE_BLOCK,
     scratch_values,
 )
-from codegen.fft.plan import four_step_split, four_step_tables
+from codegen.fft.plan import FOUR_STEP_MAX_M1, four_step_split, four_step_tables
 
 from ._native import ffi
 from ._native import loaded as kernels  # the eager path's: passes load as plans need them
@@ -60,14 +60,16 @@ _LANES_MAX_N = 32  # rows up to this length run across lanes even when they are 
 _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers would leave the caches)
 _SCRATCH_KEEP_BYTES = 64 << 20
 # transforms from this size along a unit-stride axis run in four steps (_FourStep) whatever the
-# thread count (so their bits do not depend on it) when their length has a split (codegen/fft/
-# plan.py's four_step_split): square lengths in place (c128 2^16 1.0-1.1x faster on one thread than
-# radix passes, 1.3x on two; 2^20 1.2x / 1.4x; c64 2^16, 512 KB, lost 10% on one thread and stays
-# in radix passes), other lengths through a work array from FOUR_STEP_WORK_MIN_BYTES with rows up
-# to FOUR_STEP_WORK_MAX_M2 (c128 and c64 2^19: 0.97-1.0x on one thread, 1.15-1.3x on two; c128 2^21
-# was 1.5x slower on one thread, its columns 32 KB apart; c64 2^17 1.35x slower)
-FOUR_STEP_MIN_BYTES = 1 << 20
-FOUR_STEP_WORK_MIN_BYTES, FOUR_STEP_WORK_MAX_M2 = 4 << 20, 1024
+# thread count (so their bits do not depend on it), when their length has a split (codegen/fft/
+# plan.py's four_step_split): square lengths from FOUR_STEP_SQUARE_MIN_BYTES in place, the others
+# with FOUR_STEP_TALL_M1 columns (doubled while the rows are too long) through a work array.
+# tools/bench_fft_four_step.py, radix passes / four steps on one and two threads: c128 2^16
+# 1.09 / 1.30, 2^18 1.33 / 1.53, 2^20 (square) 1.25 / 1.65, 2^21 0.87 / 1.12 (its rows of 512 KB
+# leave L2 eight at a time: the one loss); c64 2^17 1.26 / 1.11, 2^20 1.35 / 1.37; the square split
+# 0.92 / 0.98 of the tall one at c128 2^20 and 1.08-1.29 elsewhere; c64 2^16 (512 KB) stays in
+# radix passes (1.07 / 1.05 faster than either split)
+FOUR_STEP_MIN_BYTES, FOUR_STEP_SQUARE_MIN_BYTES = 1 << 20, 16 << 20
+FOUR_STEP_TALL_M1 = {np.dtype(np.complex64): 32, np.dtype(np.complex128): 64}
 _local = threading.local()
 _JOB = {name: i for i, name in enumerate(C2C_JOB)}
 _FOUR = {name: i for i, name in enumerate(FOUR_STEP_JOB)}
@@ -190,13 +192,11 @@ class _FourStep:
     """A transform of length m1 * m2 as m2 columns and m1 rows (codegen/fft/plan.py's
     four_step_split; threads.py's aot_fft_four_step runs it): the plans of m1 and m2, pass 1's
     twiddle tables and the job block, whose src, dst, scale, scratch and nthreads each call sets.
-    `in_place`: square lengths use no work array (the rows transform in place and a third pass
-    transposes: the strided stores of a transposing write cost more than a pass in the caches),
-    others transpose while writing from a work array."""
+    `in_place` (a square split): no work array, the rows transform in place and a third pass
+    transposes; else the rows transpose while writing from a work array."""
 
-    def __init__(self, k, cdtype: np.dtype, m1: int, m2: int):
-        self.m1, self.m2 = m1, m2
-        self.in_place = m1 == m2
+    def __init__(self, k, cdtype: np.dtype, m1: int, m2: int, in_place: bool):
+        self.m1, self.m2, self.in_place = m1, m2, in_place
         self.plans = (get_plan(m1, cdtype), get_plan(m2, cdtype))
         a, b = four_step_tables(m1, m2, k.vlen)
         self.wa, self.wb = a.astype(cdtype), b.astype(k.real_dtype)
@@ -229,11 +229,19 @@ def four_step_of(plan: DirectPlan, k) -> _FourStep | None:
     """The plan's four-step form (made on first use) when its length has one, else None."""
     fs = plan.__dict__.get("_four_step", False)
     if fs is False:
-        nbytes = plan.n * plan.cdtype.itemsize
-        split = four_step_split(plan.n, k.vlen, LANE_BLOCK) if nbytes >= FOUR_STEP_MIN_BYTES else None
-        if split and split[0] != split[1] and (nbytes < FOUR_STEP_WORK_MIN_BYTES or split[1] > FOUR_STEP_WORK_MAX_M2):
-            split = None
-        fs = plan._four_step = _FourStep(k, plan.cdtype, *split) if split else None
+        nbytes, n = plan.n * plan.cdtype.itemsize, plan.n
+        fs = None
+        if nbytes >= FOUR_STEP_MIN_BYTES:
+            split = four_step_split(n, k.vlen, LANE_BLOCK) if nbytes >= FOUR_STEP_SQUARE_MIN_BYTES else None
+            if split is not None:
+                fs = _FourStep(k, plan.cdtype, *split, in_place=True)
+            else:  # the preferred column count, doubled while the rows are too long
+                m1 = FOUR_STEP_TALL_M1[plan.cdtype]
+                while split is None and m1 <= FOUR_STEP_MAX_M1 and n % m1 == 0:
+                    split = four_step_split(n, k.vlen, LANE_BLOCK, m1)
+                    m1 *= 2
+                fs = _FourStep(k, plan.cdtype, *split, in_place=False) if split else None
+        plan._four_step = fs
     return fs
 
 

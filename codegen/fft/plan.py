@@ -208,33 +208,30 @@ def bluestein_chirp(n: int) -> np.ndarray:
 # -- four-step: one long transform as passes of short ones ------------------------------------
 # n = m1 * m2, x[j1*m2 + j2]: pass 1 transforms the m2 columns (length m1, neighbours: lane
 # blocks) and writes y[k1, j2] * w^(j2*k1) (w = exp(-+2 pi i/n)); pass 2 transforms the m1 rows
-# (length m2) and X[k1 + m1*k2] = z[k1, k2] is their transpose. Either pass 1 writes a work array
-# and pass 2 transposes VLEN rows at a time into the output (two passes over memory), or, for a
-# square length whose arrays stay in the caches, pass 1 writes the output, pass 2 runs in place and
-# a third pass transposes it in place (no third array). Each pass splits over threads with no
-# barrier inside, where the radix passes of one long transform stream the array once per pass.
+# (length m2) and X[k1 + m1*k2] = z[k1, k2] is their transpose. A tall split (a few dozen columns)
+# has pass 1 write a work array and pass 2 transform VLEN rows at a time and write them transposed
+# (two passes over memory); a square one has pass 1 write the output, pass 2 run in place and a
+# third pass transpose it in place (no third array). Each pass splits over threads with no barrier
+# inside, where the radix passes of one long transform stream the array once per pass.
 FOUR_STEP_MAX_M1 = 2048  # names.LANE_BLOCK_MAX_N: pass 1's columns gather in lane blocks
-FOUR_STEP_MAX_M2 = 8192  # pass 2's VLEN rows stay in L2
+FOUR_STEP_MAX_M2 = 32768
 _FOUR_STEP_PRIMES = (2, 3, 5, 7)
 
 
-def four_step_split(n: int, vlen: int, lane_block: int) -> tuple[int, int] | None:
-    """(m1, m2) with n = m1 * m2 for a four-step transform of length n, or None: n's primes have
-    codelets, m1 <= m2, m1 <= FOUR_STEP_MAX_M1 and a multiple of VLEN (pass 2's rows go VLEN at a
-    time), m2 <= FOUR_STEP_MAX_M2 and a multiple of lane_block * VLEN (every column of pass 1 is in
-    a lane block); the squarest such split."""
+def four_step_split(n: int, vlen: int, lane_block: int, m1: int | None = None) -> tuple[int, int] | None:
+    """(m1, n / m1) for a four-step transform of length n, or None; m1 None: the square split.
+    n's primes have codelets, m1 <= FOUR_STEP_MAX_M1 and a multiple of VLEN (pass 2's rows go VLEN
+    at a time), m2 <= FOUR_STEP_MAX_M2 and a multiple of lane_block * VLEN (every column of pass 1
+    is in a lane block)."""
     r = n
     for p in _FOUR_STEP_PRIMES:
         while r % p == 0:
             r //= p
-    if r != 1:
-        return None
-    best = None
-    for m1 in range(vlen, min(FOUR_STEP_MAX_M1, math.isqrt(n)) + 1, vlen):
-        m2 = n // m1
-        if m1 * m2 == n and m2 % (lane_block * vlen) == 0 and m2 <= FOUR_STEP_MAX_M2:
-            best = (m1, m2)
-    return best
+    m1 = math.isqrt(n) if m1 is None else m1
+    m2 = n // m1
+    ok = (r == 1 and m1 * m2 == n and m1 <= FOUR_STEP_MAX_M1 and m1 % vlen == 0 and m2 <= FOUR_STEP_MAX_M2
+          and m2 % (lane_block * vlen) == 0)
+    return (m1, m2) if ok else None
 
 
 def four_step_tables(m1: int, m2: int, vlen: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """Long transforms in four steps (codegen/fft/fourstep.py, threads.py's aot_fft_four_step): columns
-with their twiddles, then rows in place and a square transpose (square lengths), or rows written
-transposed from a work array (others)."""
+with their twiddles, then rows written transposed from a work array (tall splits), or rows in place
+and a square transpose (square splits)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,12 +13,10 @@ from codegen.fft.plan import four_step_split, four_step_tables, unit_roots
 
 from ._eager import data
 
-# (n, dtype): lengths of 1 MB or more (4 MB when not square) with sides multiples of
-# LANE_BLOCK * 16 (the widest lane count of any host), so that each runs in four steps on every
-# x86 host; the last three through a work array
-CASES = [(256 ** 2, np.complex128), (384 ** 2, np.complex128), (512 ** 2, np.complex64),
-         (640 ** 2, np.complex64), (512 * 1024, np.complex128), (512 * 1024, np.complex64),
-         (768 * 1024, np.complex64)]
+# (n, dtype): lengths of 1 MB or more with splits for any lane count up to 16 (the widest of any
+# x86 host): tall ones (a work array) under 16 MB, square ones (in place) from 16 MB
+CASES = [(256 ** 2, np.complex128), (3 << 16, np.complex128), (512 ** 2, np.complex64), (5 << 17, np.complex64),
+         (1024 ** 2, np.complex128), (1536 ** 2, np.complex64)]
 EPS = {np.dtype(np.complex64): np.finfo(np.float32).eps, np.dtype(np.complex128): np.finfo(np.float64).eps}
 
 
@@ -36,17 +34,25 @@ def _accurate(got, want, dtype):
     assert err.max() <= 30 * EPS[np.dtype(dtype)] * rms, (err.max() / rms, np.argmax(err))
 
 
-def test_split_is_the_squarest_that_fits_the_lanes():
-    assert four_step_split(256 ** 2, 8, LANE_BLOCK) == (256, 256)
-    assert four_step_split(1536 ** 2, 8, LANE_BLOCK) == (1536, 1536)
-    assert four_step_split(2 * 256 ** 2, 8, LANE_BLOCK) == (256, 512)
-    assert four_step_split(4096 ** 2, 8, LANE_BLOCK) == (2048, 8192)  # columns up to LANE_BLOCK_MAX_N
-    assert four_step_split(8192 ** 2, 8, LANE_BLOCK) is None  # rows beyond FOUR_STEP_MAX_M2
-    assert four_step_split(1000 ** 2, 8, LANE_BLOCK) is None  # no side a multiple of 32 with the other of 8
+def test_splits_fit_the_lanes_and_the_limits():
+    assert four_step_split(256 ** 2, 8, LANE_BLOCK) == (256, 256)  # square
+    assert four_step_split(256 ** 2, 8, LANE_BLOCK, 64) == (64, 1024)  # tall
+    assert four_step_split(2 * 256 ** 2, 8, LANE_BLOCK) is None  # not a square
+    assert four_step_split(4096 ** 2, 8, LANE_BLOCK) is None  # columns beyond LANE_BLOCK_MAX_N
+    assert four_step_split(1 << 22, 8, LANE_BLOCK, 64) is None  # rows beyond FOUR_STEP_MAX_M2
+    assert four_step_split(1000 ** 2, 8, LANE_BLOCK) is None  # 1000 is not a multiple of 32
     assert four_step_split((11 * 32) ** 2, 8, LANE_BLOCK) is None  # 11 has no codelet
-    for n in (96 ** 2, 3 << 16, 5 ** 4 * 4096):
-        m1, m2 = four_step_split(n, 16, LANE_BLOCK)
-        assert m1 * m2 == n and m1 <= m2 and m1 % 16 == 0 and m2 % (16 * LANE_BLOCK) == 0
+    assert four_step_split(3 << 16, 16, LANE_BLOCK, 24) is None  # 24 columns: not whole lane groups
+
+
+def test_policy_tall_under_16_mb_square_from_there():
+    assert _four_step(128 ** 2, np.complex128) is None  # 256 KB: the caches hold it
+    assert _four_step(256 ** 2, np.complex64) is None  # 512 KB
+    tall, square = _four_step(256 ** 2, np.complex128), _four_step(1024 ** 2, np.complex128)
+    assert (tall.m1, tall.m2, tall.in_place) == (64, 1024, False)
+    assert (square.m1, square.m2, square.in_place) == (1024, 1024, True)
+    wide = _four_step(1 << 21, np.complex64)  # 32 columns would make rows of 2^16: 64 then
+    assert (wide.m1, wide.m2) == (64, 1 << 15)
 
 
 @pytest.mark.parametrize("m1, m2, vlen", [(64, 64, 4), (96, 96, 8), (256, 256, 8), (64, 192, 16)])
@@ -70,7 +76,7 @@ def test_matches_numpy(n, dtype, kind, norm):
     _accurate(got, want, dtype)
 
 
-@pytest.mark.parametrize("n, dtype", CASES[:1] + CASES[2:3] + CASES[5:6], ids=lambda v: str(v))
+@pytest.mark.parametrize("n, dtype", CASES[:1] + CASES[2:3] + CASES[4:5], ids=lambda v: str(v))
 def test_in_place_and_strided_batches(n, dtype):
     x = data((3, 2, n), dtype)[::2, 1]  # two transforms, rows 4n apart
     want = np.fft.fft(x.astype(np.complex128), axis=-1)
@@ -78,13 +84,6 @@ def test_in_place_and_strided_batches(n, dtype):
     y = np.array(x)
     _exec.c2c(y, y, -1, True, 1.0)  # in place: each lane block is read whole before it is written
     assert np.array_equal(y, afft.fft(x))
-
-
-def test_short_lengths_keep_radix_passes():
-    assert _four_step(128 ** 2, np.complex128) is None  # 256 KB: the caches hold it
-    assert _four_step(2 * 256 ** 2, np.complex128) is None  # not square, under 4 MB
-    assert _four_step(1024 * 2048, np.complex128) is None  # rows beyond FOUR_STEP_WORK_MAX_M2
-    assert _four_step(256 ** 2, np.complex128).in_place and not _four_step(512 * 1024, np.complex128).in_place
 
 
 def test_python_threads_share_a_plan():

@@ -27,8 +27,9 @@ CASES = [  # (kind, input shape, dtype, kwargs): each above the one-thread limit
     ("ifft", (3, 7, 4096), np.complex64, {"axis": -1}),
     # four steps (c128 2^16 above is one too): a batch, in place (irfft's half length), a scale
     ("ifft", (2, 1 << 18), np.complex64, {"norm": "forward"}), ("irfft", ((1 << 19) + 1,), np.complex128, {}),
-    # ... and through a work array: rfft's half length 2^19, c64 512 x 1024
+    # ... rfft's half length 2^19, c64 2^19, and a square split in place
     ("rfft", (1 << 20,), np.float64, {}), ("fft", (1 << 19,), np.complex64, {"norm": "ortho"}),
+    ("ifft", (1 << 20,), np.complex128, {}),
 ]
 
 
