@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""One long 1-D transform: aot.fft's four steps against its radix passes, and the split it chose
-against the other (tall or square), on one and two threads, in one process.
+"""One long 1-D transform: aot.fft's split (two halves, or four steps) against its radix passes,
+and against the other splits, on one and two threads, in one process.
 
 Run: PYTHONPATH=. python tools/bench_fft_four_step.py [--quick] [--sizes c128:65536,c64:1048576]
 Every variant writes a preallocated output (no page faults of a fresh result) and all of a size's
@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import fmt_time
 
-SIZES = ["c128:65536", "c128:131072", "c128:262144", "c128:1048576", "c128:2097152", "c64:65536", "c64:131072",
+SIZES = ["c128:32768", "c64:65536", "c128:65536", "c128:131072", "c128:262144", "c128:1048576", "c128:2097152", "c64:131072",
          "c64:262144", "c64:1048576", "c64:2097152"]
 _DTYPES = {"c128": np.complex128, "c64": np.complex64}
 
@@ -40,22 +40,26 @@ def _variants(x: np.ndarray, y: np.ndarray) -> dict:
     xp, yp = ffi.from_buffer(k.carray, x), ffi.from_buffer(k.carray, y)
     out = {}
     if chosen is not None:
-        out[f"chosen ({chosen.m1} x {chosen.m2}{', in place' if chosen.in_place else ''})"] = \
-            lambda: chosen(k, xp, yp, True, 1.0)
+        label = "halves" if isinstance(chosen, _exec._Halves) else \
+            f"{chosen.m1} x {chosen.m2}{', in place' if chosen.square else ''}"
+        out[f"chosen ({label})"] = lambda: chosen(k, xp, yp, True, 1.0)
 
     def radix():
-        old, _exec.FOUR_STEP_MIN_BYTES = _exec.FOUR_STEP_MIN_BYTES, 1 << 62
+        old, _exec.HALVES_MIN_BYTES = _exec.HALVES_MIN_BYTES, 1 << 62
         try:
             _exec.c2c(x, y, -1, True, 1.0)
         finally:
-            _exec.FOUR_STEP_MIN_BYTES = old
+            _exec.HALVES_MIN_BYTES = old
 
     out["radix passes"] = radix
+    if not isinstance(chosen, _exec._Halves) and x.size % (2 * k.vlen) == 0:
+        halves = _exec._Halves(k, x.dtype, x.size)
+        out["halves"] = lambda: halves(k, xp, yp, True, 1.0)
     square = four_step_split(x.size, k.vlen, LANE_BLOCK)
     tall = four_step_split(x.size, k.vlen, LANE_BLOCK, _exec.FOUR_STEP_TALL_M1[x.dtype])
-    for label, split, in_place in (("square", square, True), ("tall", tall, False)):
-        if split and (chosen is None or (chosen.m1, chosen.m2) != split):
-            other = _exec._FourStep(k, x.dtype, *split, in_place=in_place)
+    for label, split, is_square in (("square", square, True), ("tall", tall, False)):
+        if split and (chosen is None or isinstance(chosen, _exec._Halves) or (chosen.m1, chosen.m2) != split):
+            other = _exec._FourStep(k, x.dtype, *split, square=is_square)
             out[f"{label} ({split[0]} x {split[1]})"] = lambda other=other: other(k, xp, yp, True, 1.0)
     return out
 

@@ -20,10 +20,11 @@ from codegen.fft.names import (
     FLAG_FORWARD,
     FLAG_LANES,
     FOUR_STEP_JOB,
+    HALVES_JOB,
     LANE_BLOCK,
     scratch_values,
 )
-from codegen.fft.plan import FOUR_STEP_MAX_M1, four_step_split, four_step_tables
+from codegen.fft.plan import FOUR_STEP_MAX_M1, four_step_split, four_step_tables, unit_roots
 
 from ._native import ffi
 from ._native import loaded as kernels  # the eager path's: passes load as plans need them
@@ -73,6 +74,9 @@ FOUR_STEP_TALL_M1 = {np.dtype(np.complex64): 32, np.dtype(np.complex128): 64}
 _local = threading.local()
 _JOB = {name: i for i, name in enumerate(C2C_JOB)}
 _FOUR = {name: i for i, name in enumerate(FOUR_STEP_JOB)}
+_HALVES = {name: i for i, name in enumerate(HALVES_JOB)}
+# transforms from this size up to FOUR_STEP_MIN_BYTES run as two halves (_Halves)
+HALVES_MIN_BYTES = 1 << 19
 
 
 def _precision(cdtype: np.dtype) -> str:
@@ -192,17 +196,19 @@ class _FourStep:
     """A transform of length m1 * m2 as m2 columns and m1 rows (codegen/fft/plan.py's
     four_step_split; threads.py's aot_fft_four_step runs it): the plans of m1 and m2, pass 1's
     twiddle tables and the job block, whose src, dst, scale, scratch and nthreads each call sets.
-    `in_place` (a square split): no work array, the rows transform in place and a third pass
-    transposes; else the rows transpose while writing from a work array."""
+    `square` (a square split): no work array, the rows transform in place and a third pass
+    transposes; else the rows transpose while writing from a work array. Either may run in place."""
 
-    def __init__(self, k, cdtype: np.dtype, m1: int, m2: int, in_place: bool):
-        self.m1, self.m2, self.in_place = m1, m2, in_place
+    in_place = True  # may src be dst
+
+    def __init__(self, k, cdtype: np.dtype, m1: int, m2: int, square: bool):
+        self.m1, self.m2, self.square = m1, m2, square
         self.plans = (get_plan(m1, cdtype), get_plan(m2, cdtype))
         a, b = four_step_tables(m1, m2, k.vlen)
         self.wa, self.wb = a.astype(cdtype), b.astype(k.real_dtype)
         region = max(scratch_values(m1, k.vlen, 1, FLAG_LANES | FLAG_BLOCK), scratch_values(m2, k.vlen, m2, 0))
         self.region = -(-region // 16) * 16  # whole cache lines a thread
-        self.work_values = 0 if self.in_place else -(-2 * m1 * m2 // 16) * 16
+        self.work_values = 0 if square else -(-2 * m1 * m2 // 16) * 16
         self.job = np.zeros(len(FOUR_STEP_JOB), np.int64)  # each call fills a copy (threads may share the plan)
         self.job[[_FOUR[f] for f in ("wa", "wb", "m1", "m2", "region")]] = (
             self.wa.ctypes.data, self.wb.ctypes.data, m1, m2, self.region)
@@ -216,31 +222,64 @@ class _FourStep:
         job[[_FOUR[f] for f in ("hdr1", "tw1", "hdr2", "tw2", "src", "dst", "work", "flags", "scratch",
                                 "nthreads")]] = (
             _address(h1), _address(t1), _address(h2), _address(t2), _address(sp), _address(dp),
-            0 if self.in_place else work, FLAG_FORWARD if forward else 0, regions, threads)
+            0 if self.square else work, FLAG_FORWARD if forward else 0, regions, threads)
         job.view(np.float64)[_FOUR["scale"]] = scale
         k.four_step(ffi.cast("int64_t *", job.ctypes.data))
+
+
+class _Halves:
+    """A transform of even length n as the transforms of its even and odd elements, one a thread,
+    and a radix-2 step (threads.py's aot_fft_halves): the half-length plan, the step's two root
+    tables and the job block, whose src, dst, flags, scale, scratch and nthreads each call sets.
+    Not in place: the unzipping writes dst while it reads src."""
+
+    in_place = False  # may src be dst
+
+    def __init__(self, k, cdtype: np.dtype, n: int):
+        h = n // 2
+        self.plan = get_plan(h, cdtype)
+        shift = max(k.vlen.bit_length() - 1, (h.bit_length() + 1) // 2)  # 2^shift: whole VLEN
+        self.lo = unit_roots(np.arange(1 << shift, dtype=np.int64), n).astype(cdtype)
+        self.hi = unit_roots(np.arange(-(-h >> shift), dtype=np.int64) << shift, n).astype(cdtype)
+        self.region = -(-scratch_values(h, k.vlen, 1, 0) // 16) * 16
+        self.job = np.zeros(len(HALVES_JOB), np.int64)  # each call fills a copy (threads may share the plan)
+        self.job[[_HALVES[f] for f in ("h", "lo", "hi", "shift", "region")]] = (
+            h, self.lo.ctypes.data, self.hi.ctypes.data, shift, self.region)
+
+    def __call__(self, k, sp, dp, forward: bool, scale: float) -> None:
+        hdr, tw = self.plan.pointers(k, forward)
+        job = self.job.copy()
+        job[[_HALVES[f] for f in ("hdr", "tw", "src", "dst", "flags", "scratch", "nthreads")]] = (
+            _address(hdr), _address(tw), _address(sp), _address(dp), FLAG_FORWARD if forward else 0,
+            _address(_scratch(2 * self.region, k)), num_threads())
+        job.view(np.float64)[_HALVES["scale"]] = scale
+        k.halves(ffi.cast("int64_t *", job.ctypes.data))
 
 
 def _address(p) -> int:
     return int(ffi.cast("intptr_t", p))
 
 
-def four_step_of(plan: DirectPlan, k) -> _FourStep | None:
-    """The plan's four-step form (made on first use) when its length has one, else None."""
+def four_step_of(plan: DirectPlan, k) -> _FourStep | _Halves | None:
+    """The plan's split form (made on first use): its halves (from HALVES_MIN_BYTES) or four steps
+    (from FOUR_STEP_MIN_BYTES) when its length has one, else None."""
     fs = plan.__dict__.get("_four_step", False)
     if fs is False:
         nbytes, n = plan.n * plan.cdtype.itemsize, plan.n
         fs = None
-        if nbytes >= FOUR_STEP_MIN_BYTES:
+        if HALVES_MIN_BYTES <= nbytes < FOUR_STEP_MIN_BYTES and n % (2 * k.vlen) == 0:
+            if get_plan(n // 2, plan.cdtype).kind == "direct":
+                fs = _Halves(k, plan.cdtype, n)
+        elif nbytes >= FOUR_STEP_MIN_BYTES:
             split = four_step_split(n, k.vlen, LANE_BLOCK) if nbytes >= FOUR_STEP_SQUARE_MIN_BYTES else None
             if split is not None:
-                fs = _FourStep(k, plan.cdtype, *split, in_place=True)
+                fs = _FourStep(k, plan.cdtype, *split, square=True)
             else:  # the preferred column count, doubled while the rows are too long
                 m1 = FOUR_STEP_TALL_M1[plan.cdtype]
                 while split is None and m1 <= FOUR_STEP_MAX_M1 and n % m1 == 0:
                     split = four_step_split(n, k.vlen, LANE_BLOCK, m1)
                     m1 *= 2
-                fs = _FourStep(k, plan.cdtype, *split, in_place=False) if split else None
+                fs = _FourStep(k, plan.cdtype, *split, square=False) if split else None
         plan._four_step = fs
     return fs
 
@@ -251,10 +290,13 @@ def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool
     axis %= src.ndim
     k = kernels(_precision(plan.cdtype))
     n = plan.n
-    if n * src.itemsize >= FOUR_STEP_MIN_BYTES and src.strides[axis] == dst.strides[axis] == src.itemsize:
+    if n * src.itemsize >= HALVES_MIN_BYTES and src.strides[axis] == dst.strides[axis] == src.itemsize:
         fs = four_step_of(plan, k)
         sstr, dstr = _elem_strides(src), _elem_strides(dst)
         if fs is not None and sstr is not None and dstr is not None:
+            if not fs.in_place and np.may_share_memory(src, dst):
+                src = src.copy()  # the same bits in place as not
+                sstr = _elem_strides(src)
             _run_rows(fs, k, src, dst, axis, sstr, dstr, forward, scale)
             return
     if axis == src.ndim - 1 and src.flags.c_contiguous and dst.flags.c_contiguous and src.size < _PARALLEL_MIN_WORK:

@@ -26,11 +26,13 @@ from ir.abi_slots import FFT_THUNK as T
 from . import _api, _tables
 from ._exec import (
     _PARALLEL_MIN_WORK,
+    HALVES_MIN_BYTES,
     PLANS,
     _batch_dims,
     _elem_strides,
     _flags,
     _precision,
+    four_step_of,
     get_plan,
     scratch_entry,
 )
@@ -217,6 +219,8 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
     if plan.kind != "direct":
         return None
     k = kernels(_precision(cdt), first_groups(plan.factors, forward))
+    if n * cdt.itemsize >= HALVES_MIN_BYTES and four_step_of(plan, k) is not None:
+        return None  # split into halves or four steps (the general path's, for the same bits)
     plan.pointers(k, forward)  # loads the plan's passes
     flags, size = _flags(forward, n, idist, howmany, k.vlen)
     scratch = scratch_entry(size, k)

@@ -33,6 +33,7 @@ from codegen.fft.names import (
     four_step_name,
     group_name,
     group_of,
+    halves_name,
     imports_of,
     imports_symbol,
     pass_keys,
@@ -395,6 +396,12 @@ class Kernels:
         columns, rows and a transpose on the pool's threads; its argument is names.FOUR_STEP_JOB's
         block."""
         return self._fn("void(*)(const int64_t *)", ("threads",), four_step_name(self.precision))
+
+    @functools.cached_property
+    def halves(self):
+        """aot_fft_halves_{p} (codegen/fft/threads.py): one transform as its two halves, one a
+        thread, and a combining step; its argument is names.HALVES_JOB's block."""
+        return self._fn("void(*)(const int64_t *)", ("threads",), halves_name(self.precision))
 
     @functools.cached_property
     def r2c_post_shared(self):

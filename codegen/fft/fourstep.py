@@ -1,6 +1,7 @@
 """The passes of a four-step transform (plan.py's four_step_split) besides the c2c entry: the
 columns with their twiddles, the rows written transposed, and the square transpose in place.
-threads.py's aot_fft_four_step runs them.
+threads.py's aot_fft_four_step runs them. And the last pass of a transform split in two halves
+(threads.py's aot_fft_halves).
 
     void aot_fft_columns_tw_{p}(const int64_t *plan, const T *tw, const T *src, T *dst,
                                 int64_t lo, int64_t hi, int64_t stride, int32_t flags,
@@ -22,6 +23,20 @@ in place, VLEN rows at a time with the c2c entry, and writes dst[k2*m1 + r] = sc
 from VLEN x VLEN blocks transposed in registers (the VLEN rows are in the caches then); m2 is a
 multiple of VLEN. `scratch`: 4 * m2 values of T.
 
+    void aot_fft_unzip2_{p}(const T *x, T *dst, int64_t h, int64_t klo, int64_t khi)
+
+dst[k] = x[2k] and dst[h + k] = x[2k + 1] for k in [klo, khi) (multiples of VLEN, as h): the even
+and odd elements into the halves of dst, VLEN of each at a time (shuffled in registers).
+
+    void aot_fft_combine2_{p}(T *x, int64_t h, const T *lo, const T *hi, int64_t shift,
+                              int32_t flags, T scale, int64_t klo, int64_t khi)
+
+the radix-2 decimation-in-time step in place: with e = x[k], o = x[k + h] * w^k (w = exp(-2 pi i /
+2h) with FLAG_FORWARD, else its conjugate), x[k] = scale * (e + o) and x[k + h] = scale * (e - o)
+for k in [klo, khi) (multiples of VLEN, as h). w^k = hi[k >> shift] * lo[k & (2^shift - 1)] for
+the roots exp(+2 pi i j / 2h) (pocketfft's two tables: one rounding more than exact roots);
+2^shift is a multiple of VLEN.
+
     void aot_fft_transpose_{p}(T *a, int64_t m, int64_t lo, int64_t hi)
 
 transposes the m x m complex matrix a in place (m a multiple of VLEN), VLEN x VLEN blocks at a
@@ -34,7 +49,16 @@ from llvmlite import ir as L
 
 from ..llvm.builder import Builder
 from .layouts import I32, I64, PTR, for_range, i64
-from .names import FLAG_FORWARD, LANE_BLOCK, SCRATCH_PER_LANE, columns_name, rows_name, transpose_name
+from .names import (
+    FLAG_FORWARD,
+    LANE_BLOCK,
+    SCRATCH_PER_LANE,
+    columns_name,
+    combine_name,
+    rows_name,
+    transpose_name,
+    unzip_name,
+)
 
 
 def emit_columns(em, precision: str) -> L.Function:
@@ -133,8 +157,52 @@ def emit_rows_transposed(em, precision: str, c2c: L.Function) -> L.Function:
     return fn
 
 
+def emit_combine2(em, precision: str) -> L.Function:
+    """aot_fft_combine2 above."""
+    ft, vl, v, w = em.ft, em.vlen, em.v, em.w
+    fnty = L.FunctionType(L.VoidType(), [PTR, I64, PTR, PTR, I64, I32, ft, I64, I64])
+    fn = L.Function(em.mod, fnty, name=combine_name(precision))
+    x, h, lo_t, hi_t, shift, flags, scale, klo, khi = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    forward = b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_FORWARD)), L.Constant(I32, 0))
+    sign = w.splat(b, b.select(forward, L.Constant(ft, -1.0), L.Constant(ft, 1.0)))
+    ks = w.splat(b, scale)
+    mask = b.sub(b.shl(i64(1), shift), i64(1))
+    with for_range(b, klo, khi, vl, name="k") as k:
+        hre, him = v.load_twiddle(b, hi_t, b.ashr(k, shift))  # one root, splat over the lanes
+        lre, lim = w.load(b, lo_t, b.and_(k, mask))
+        wr = b.fsub(b.fmul(hre, lre), b.fmul(him, lim))
+        wi = b.fmul(b.fadd(b.fmul(hre, lim), b.fmul(him, lre)), sign)
+        (er, ei), (odr, odi) = w.load(b, x, k), w.load(b, x, b.add(k, h))
+        tr = b.fsub(b.fmul(odr, wr), b.fmul(odi, wi))
+        ti = b.fadd(b.fmul(odr, wi), b.fmul(odi, wr))
+        w.store(b, x, k, (b.fmul(b.fadd(er, tr), ks), b.fmul(b.fadd(ei, ti), ks)))
+        w.store(b, x, b.add(k, h), (b.fmul(b.fsub(er, tr), ks), b.fmul(b.fsub(ei, ti), ks)))
+    b.ret_void()
+    return fn
+
+
+def emit_unzip2(em, precision: str) -> L.Function:
+    """aot_fft_unzip2 above."""
+    vl, w = em.vlen, em.w
+    fn = L.Function(em.mod, L.FunctionType(L.VoidType(), [PTR, PTR, I64, I64, I64]), name=unzip_name(precision))
+    x, dst, h, klo, khi = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    mask_ty = L.VectorType(I32, vl)
+    even = L.Constant(mask_ty, list(range(0, 2 * vl, 2)))
+    odd = L.Constant(mask_ty, list(range(1, 2 * vl, 2)))
+    with for_range(b, klo, khi, vl, name="k") as k:
+        (ar, ai), (br, bi) = w.load(b, x, b.shl(k, i64(1))), w.load(b, x, b.add(b.shl(k, i64(1)), i64(vl)))
+        w.store(b, dst, k, (b.shuffle_vector(ar, br, even), b.shuffle_vector(ai, bi, even)))
+        w.store(b, dst, b.add(k, h), (b.shuffle_vector(ar, br, odd), b.shuffle_vector(ai, bi, odd)))
+    b.ret_void()
+    return fn
+
+
 def emit_four_step_passes(em, precision: str, c2c: L.Function) -> None:
-    """The three functions above, into em's module (`c2c`: its c2c entry)."""
+    """The functions above, into em's module (`c2c`: its c2c entry)."""
     emit_columns(em, precision)
     emit_rows_transposed(em, precision, c2c)
     emit_transpose(em, precision)
+    emit_combine2(em, precision)
+    emit_unzip2(em, precision)

@@ -28,6 +28,7 @@ from .layouts import I64, PTR, i64, layouts_of
 from .module import _Emitter
 from .names import (
     columns_name,
+    combine_name,
     entry_name,
     group_of,
     imports_of,
@@ -37,6 +38,7 @@ from .names import (
     pass_name,
     rows_name,
     transpose_name,
+    unzip_name,
     vlen_symbol,
 )
 from .passes import emit_keyed_pass
@@ -46,8 +48,11 @@ from .threads import (
     COLUMNS_TYPE,
     PASS_ENTRY_TYPE,
     TRANSPOSE_TYPE,
+    UNZIP_TYPE,
+    combine2_type,
     emit_c2c_split,
     emit_four_step,
+    emit_halves,
     emit_real_shared,
     emit_shared,
     rows_t_type,
@@ -82,6 +87,9 @@ def emit_group(precision: str, vlen: int, group: tuple, triple: str = "", data_l
             "columns": imports.stub(columns_name(precision), COLUMNS_TYPE), "c2c": c2c,
             "rows_t": imports.stub(rows_name(precision), rows_t_type(ft)),
             "transpose": imports.stub(transpose_name(precision), TRANSPOSE_TYPE)})
+        emit_halves(mod, precision, vlen, {
+            "c2c": c2c, "unzip": imports.stub(unzip_name(precision), UNZIP_TYPE),
+            "combine": imports.stub(combine_name(precision), combine2_type(ft))})
     else:
         raise ValueError(f"FFT kernels: unknown group {group!r}")
     return mod

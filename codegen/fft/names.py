@@ -34,6 +34,8 @@ C2C_JOB = ("hdr", "tw", "src", "dst", "howmany", "istride", "idist", "ostride", 
 # aot_fft_four_step_{p}'s job block (threads.py), int64 words; `scale` holds a double's bits
 FOUR_STEP_JOB = ("hdr1", "tw1", "hdr2", "tw2", "src", "dst", "work", "wa", "wb", "m1", "m2", "flags", "scale",
                  "scratch", "region", "nthreads")
+# aot_fft_halves_{p}'s job block (threads.py), int64 words; `scale` holds a double's bits
+HALVES_JOB = ("hdr", "tw", "src", "dst", "h", "lo", "hi", "shift", "flags", "scale", "scratch", "region", "nthreads")
 # the run-time planner's plan block (planner.py), int64 words
 FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIELD_KERN = range(8)
 # the layouts of a pass (layouts.py's `name`): scalar, wide, lanes, split work buffers
@@ -54,6 +56,18 @@ def split_name(precision: str) -> str:
 
 def columns_name(precision: str) -> str:
     return f"aot_fft_columns_tw_{precision}"
+
+
+def combine_name(precision: str) -> str:
+    return f"aot_fft_combine2_{precision}"
+
+
+def unzip_name(precision: str) -> str:
+    return f"aot_fft_unzip2_{precision}"
+
+
+def halves_name(precision: str) -> str:
+    return f"aot_fft_halves_{precision}"
 
 
 def rows_name(precision: str) -> str:
@@ -128,7 +142,8 @@ def imports_of(group: tuple, precision: str, vlen: int) -> list[tuple[str, tuple
     if group == ("threads",):
         return [(pass_entry_name(precision), ("core",)), (entry_name(precision), ("core",)),
                 (columns_name(precision), ("core",)), (transpose_name(precision), ("core",)),
-                (rows_name(precision), ("core",))]
+                (rows_name(precision), ("core",)), (combine_name(precision), ("core",)),
+                (unzip_name(precision), ("core",))]
     return []
 
 

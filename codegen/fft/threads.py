@@ -34,6 +34,14 @@ the columns go into dst, the c2c entry transforms its rows in place (times `scal
 fourstep.py's transpose finishes in place. The pool's join between passes; chunk i of a pass uses
 scratch + i*region values. With nthreads <= 1 everything runs here.
 
+    void aot_fft_halves_{p}(const int64_t *job)
+
+one transform of length 2h as two of length h (job: names.HALVES_JOB; hdr/tw: the plan of h):
+fourstep.py's unzip2 moves src's even and odd elements into dst's halves, the c2c entry transforms
+each half in place, one a thread (half t uses scratch + t*region values), and fourstep.py's
+combine2 finishes in place; the unzipping and the combining split over the threads in whole VLEN.
+Each half fits the caches where the whole transform's passes would not. src must not be dst.
+
     void aot_fft_r2c_post_shared_{p}(...), aot_fft_c2r_pre_shared_{p}(...)
 
 run real.py's pass on one row (of h + 1 complex values: r2c in place, c2r from x into z) split
@@ -49,7 +57,16 @@ from ..kernels.parallel import parallel_for
 from ..llvm.builder import Builder
 from ..llvm.loops import alloca
 from .layouts import I32, I64, PTR, for_range, i64
-from .names import C2C_JOB, FOUR_STEP_JOB, LANE_BLOCK, four_step_name, shared_name, split_name
+from .names import (
+    C2C_JOB,
+    FOUR_STEP_JOB,
+    HALVES_JOB,
+    LANE_BLOCK,
+    four_step_name,
+    halves_name,
+    shared_name,
+    split_name,
+)
 from .plan import HEADER_FIELDS
 from .real import emit_c2r_pre_part, emit_r2c_post_part
 
@@ -59,6 +76,11 @@ PASS_ENTRY_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, I64, PTR, PTR, I64, I6
 # (a, m, lo, hi) and rows_t (plan, tw, work, dst, lo, hi, m1, flags, scale, scratch)
 COLUMNS_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, PTR, PTR, PTR])
 TRANSPOSE_TYPE = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64])
+UNZIP_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, I64, I64, I64])  # fourstep.py's unzip2
+
+
+def combine2_type(ft: L.Type) -> L.FunctionType:
+    return L.FunctionType(L.VoidType(), [PTR, I64, PTR, PTR, I64, I32, ft, I64, I64])
 
 
 def rows_t_type(ft: L.Type) -> L.FunctionType:
@@ -315,3 +337,53 @@ def _four_step_chunks(mod: L.Module, precision: str, ft: L.Type, callees: dict) 
         return fn
 
     return {k: kernel(k) for k in (1, 2, 3, 4)}
+
+
+def emit_halves(mod: L.Module, precision: str, vlen: int, callees: dict) -> L.Function:
+    """`callees`: the core's "c2c", "unzip" and "combine" functions (import stubs)."""
+    ft = L.FloatType() if precision == "f32" else L.DoubleType()
+    pfor = parallel_for(mod, join_at_unload=True)
+    fn, b, args, slot = _job_driver(mod, halves_name(precision), HALVES_JOB, HALVES_JOB)
+    kernels = _halves_chunks(mod, precision, ft, callees)
+    h, nthreads = (b.load(slot[name], typ=I64) for name in ("h", "nthreads"))
+    for kern, total, unit in zip(kernels, (h, i64(2), h), (vlen, 1, vlen)):
+        with b.if_else(b.icmp_signed(">", nthreads, i64(1))) as (pool, here):
+            with pool:
+                b.call(pfor, [kern, args, total, nthreads, i64(unit)])
+            with here:
+                b.call(kern, [args, i64(0), total])
+    b.ret_void()
+    return fn
+
+
+def _halves_chunks(mod: L.Module, precision: str, ft: L.Type, callees: dict) -> tuple:
+    """kernel(args, lo, hi) of the unzipping over k in lo..hi, of the halves lo..hi (in place in
+    dst), and of the combining step over k in lo..hi."""
+
+    def kernel(k: int):
+        fn, b = new_kernel(mod, f"aot_fft_halves_pass{k}_{precision}")
+        args, lo, hi = fn.args
+
+        def get(name):
+            return b.load(b.gep(args, [i64(HALVES_JOB.index(name))], source_etype=I64), typ=I64)
+
+        def ptr(name, values=None):  # a pointer of the job, moved by `values` of T
+            p = b.inttoptr(get(name), PTR)
+            return p if values is None else b.gep(p, [values], source_etype=ft)
+
+        h, flags = get("h"), b.trunc(get("flags"), I32)
+        scale = b.bitcast(get("scale"), L.DoubleType())
+        scale = scale if precision == "f64" else b.fptrunc(scale, ft)
+        if k == 1:
+            b.call(callees["unzip"], [ptr("src"), ptr("dst"), h, lo, hi])
+        elif k == 2:
+            with for_range(b, lo, hi, name="t", unroll=False) as t:
+                half = ptr("dst", b.shl(b.mul(t, h), i64(1)))
+                b.call(callees["c2c"], [ptr("hdr"), ptr("tw"), half, half, i64(1), i64(1), i64(0), i64(1), i64(0),
+                                        flags, L.Constant(ft, 1.0), ptr("scratch", b.mul(t, get("region")))])
+        else:
+            b.call(callees["combine"], [ptr("dst"), h, ptr("lo"), ptr("hi"), get("shift"), flags, scale, lo, hi])
+        b.ret_void()
+        return fn
+
+    return kernel(1), kernel(2), kernel(3)

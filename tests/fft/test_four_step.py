@@ -1,6 +1,7 @@
 """Long transforms in four steps (codegen/fft/fourstep.py, threads.py's aot_fft_four_step): columns
 with their twiddles, then rows written transposed from a work array (tall splits), or rows in place
-and a square transpose (square splits)."""
+and a square transpose (square splits); shorter ones as two halves and a radix-2 step
+(threads.py's aot_fft_halves)."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,9 +15,10 @@ from codegen.fft.plan import four_step_split, four_step_tables, unit_roots
 from ._eager import data
 
 # (n, dtype): lengths of 1 MB or more with splits for any lane count up to 16 (the widest of any
-# x86 host): tall ones (a work array) under 16 MB, square ones (in place) from 16 MB
+# x86 host): tall ones (a work array) under 16 MB, square ones (in place) from 16 MB; halves from
+# 512 KB to 1 MB
 CASES = [(256 ** 2, np.complex128), (3 << 16, np.complex128), (512 ** 2, np.complex64), (5 << 17, np.complex64),
-         (1024 ** 2, np.complex128), (1536 ** 2, np.complex64)]
+         (1024 ** 2, np.complex128), (1536 ** 2, np.complex64), (1 << 15, np.complex128), (3 << 15, np.complex64)]
 EPS = {np.dtype(np.complex64): np.finfo(np.float32).eps, np.dtype(np.complex128): np.finfo(np.float64).eps}
 
 
@@ -45,12 +47,12 @@ def test_splits_fit_the_lanes_and_the_limits():
     assert four_step_split(3 << 16, 16, LANE_BLOCK, 24) is None  # 24 columns: not whole lane groups
 
 
-def test_policy_tall_under_16_mb_square_from_there():
+def test_policy_halves_then_tall_then_square():
     assert _four_step(128 ** 2, np.complex128) is None  # 256 KB: the caches hold it
-    assert _four_step(256 ** 2, np.complex64) is None  # 512 KB
+    assert isinstance(_four_step(256 ** 2, np.complex64), _exec._Halves)  # 512 KB
     tall, square = _four_step(256 ** 2, np.complex128), _four_step(1024 ** 2, np.complex128)
-    assert (tall.m1, tall.m2, tall.in_place) == (64, 1024, False)
-    assert (square.m1, square.m2, square.in_place) == (1024, 1024, True)
+    assert (tall.m1, tall.m2, tall.square) == (64, 1024, False)
+    assert (square.m1, square.m2, square.square) == (1024, 1024, True)
     wide = _four_step(1 << 21, np.complex64)  # 32 columns would make rows of 2^16: 64 then
     assert (wide.m1, wide.m2) == (64, 1 << 15)
 
@@ -76,7 +78,7 @@ def test_matches_numpy(n, dtype, kind, norm):
     _accurate(got, want, dtype)
 
 
-@pytest.mark.parametrize("n, dtype", CASES[:1] + CASES[2:3] + CASES[4:5], ids=lambda v: str(v))
+@pytest.mark.parametrize("n, dtype", CASES[:1] + CASES[2:3] + CASES[4:5] + CASES[6:7], ids=lambda v: str(v))
 def test_in_place_and_strided_batches(n, dtype):
     x = data((3, 2, n), dtype)[::2, 1]  # two transforms, rows 4n apart
     want = np.fft.fft(x.astype(np.complex128), axis=-1)

@@ -1,5 +1,5 @@
 """Eager transforms give the same bits for every thread count: long single transforms share their
-passes or run in four steps (codegen/fft/threads.py), batches and the axes of n-D transforms are split in whole lane
+passes, or run in four steps or as two halves (codegen/fft/threads.py), batches and the axes of n-D transforms are split in whole lane
 groups or whole batches (threads.py's c2c split), and real passes by rows."""
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ CASES = [  # (kind, input shape, dtype, kwargs): each above the one-thread limit
     ("ifft", (2, 1 << 18), np.complex64, {"norm": "forward"}), ("irfft", ((1 << 19) + 1,), np.complex128, {}),
     # ... rfft's half length 2^19, c64 2^19, and a square split in place
     ("rfft", (1 << 20,), np.float64, {}), ("fft", (1 << 19,), np.complex64, {"norm": "ortho"}),
-    ("ifft", (1 << 20,), np.complex128, {}),
+    ("ifft", (1 << 20,), np.complex128, {}), ("fft", (1 << 15,), np.complex128, {}),  # ... and halves
+    ("irfft", ((1 << 16) + 1,), np.complex64, {"norm": "forward"}),  # halves in place (a copy first)
 ]
 
 
