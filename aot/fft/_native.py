@@ -395,12 +395,14 @@ class Kernels:
         """aot_fft_four_step_{p} (codegen/fft/threads.py): one transform of a square length as
         columns, rows and a transpose on the pool's threads; its argument is names.FOUR_STEP_JOB's
         block."""
+        self._groups.load([("fourstep",), ("threads",)])
         return self._fn("void(*)(const int64_t *)", ("threads",), four_step_name(self.precision))
 
     @functools.cached_property
     def halves(self):
         """aot_fft_halves_{p} (codegen/fft/threads.py): one transform as its two halves, one a
         thread, and a combining step; its argument is names.HALVES_JOB's block."""
+        self._groups.load([("fourstep",), ("threads",)])
         return self._fn("void(*)(const int64_t *)", ("threads",), halves_name(self.precision))
 
     @functools.cached_property

@@ -2,15 +2,17 @@
 builds, caches and loads only what its plans need (the whole module takes seconds at O3).
 
 Groups (names.group_of):
-    ("core",)              the c2c entry, the pass entry, the four-step columns and transpose
-                           (fourstep.py) and the real passes: module.py's interpreters, calling every pass through
+    ("core",)              the c2c entry, the pass entry and the real passes: module.py's interpreters, calling every pass through
                            the import table
     ("radix", r, forward)  the codelet passes of radix r in one direction, every layout
     ("generic", forward)   the generic odd-radix passes
     ("planner",)           the run-time planner (planner.py), calling c2c through the table
-    ("threads",)           one long transform's passes, its four steps, and batches, shared by a
-                           pool of threads (threads.py), calling the pass, c2c and four-step
-                           entries through the table
+    ("fourstep",)          the passes of four-step and two-halves transforms (fourstep.py), with
+                           their own lane interpreters, calling the passes and the c2c entry
+                           through the table (out of the core: only long transforms need them)
+    ("threads",)           one long transform's passes, its four steps or halves, and batches,
+                           shared by a pool of threads (threads.py), calling the pass, c2c and
+                           fourstep entries through the table
 
 A group's module exports what it defines and `names.imports_symbol(p)`, an array of pointers in
 the order of `names.imports_of`, which the loader fills with the addresses of those symbols as it
@@ -74,6 +76,10 @@ def emit_group(precision: str, vlen: int, group: tuple, triple: str = "", data_l
         _emit_core(mod, precision, ft, vlen)
     elif kind in ("radix", "generic"):
         _emit_passes(mod, ft, vlen, group)
+    elif kind == "fourstep":
+        imports = _Imports(mod, precision, group, vlen)
+        em = _Emitter(mod, ft, vlen, passes=_pass_stubs(imports))
+        emit_four_step_passes(em, precision, imports.stub(entry_name(precision), _c2c_type(ft)))
     elif kind == "planner":
         imports = _Imports(mod, precision, group, vlen)
         emit_planner(mod, precision, ft, vlen, imports.stub(entry_name(precision), _c2c_type(ft)))
@@ -100,15 +106,19 @@ def _c2c_type(ft: L.Type) -> L.FunctionType:
     return L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I64, L.IntType(32), ft, PTR])
 
 
-def _emit_core(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> None:
-    imports = _Imports(mod, precision, ("core",), vlen)
+def _pass_stubs(imports: _Imports):
+    """module.py's `passes` argument: every pass through the import table."""
 
     def stub(r, forward, src, dst):
         extra = [PTR, I64] if r == "g" else []
         return imports.stub(pass_name(r, forward, src, dst), L.FunctionType(L.VoidType(), _PASS_ARGS + extra))
 
-    em = _Emitter(mod, ft, vlen, passes=stub)
-    emit_four_step_passes(em, precision, em.emit_entry(precision))
+    return stub
+
+
+def _emit_core(mod: L.Module, precision: str, ft: L.Type, vlen: int) -> None:
+    em = _Emitter(mod, ft, vlen, passes=_pass_stubs(_Imports(mod, precision, ("core",), vlen)))
+    em.emit_entry(precision)
     em.emit_pass_entry(precision)
     emit_r2c_post(mod, precision, ft, vlen)
     emit_c2r_pre(mod, precision, ft, vlen)

@@ -135,15 +135,17 @@ def group_name(group: tuple) -> str:
 def imports_of(group: tuple, precision: str, vlen: int) -> list[tuple[str, tuple]]:
     """(symbol, defining group) of what a group's module calls through its import table, in slot
     order: the loader fills slot i with the address of symbol i once its group is loaded."""
+    passes = [(pass_name(r, fw, s, d), group_of(r, fw)) for fw in (True, False) for r, s, d in pass_keys(fw, vlen)]
     if group == ("core",):
-        return [(pass_name(r, fw, s, d), group_of(r, fw)) for fw in (True, False) for r, s, d in pass_keys(fw, vlen)]
+        return passes
+    if group == ("fourstep",):
+        return passes + [(entry_name(precision), ("core",))]
     if group == ("planner",):
         return [(entry_name(precision), ("core",))]
     if group == ("threads",):
         return [(pass_entry_name(precision), ("core",)), (entry_name(precision), ("core",)),
-                (columns_name(precision), ("core",)), (transpose_name(precision), ("core",)),
-                (rows_name(precision), ("core",)), (combine_name(precision), ("core",)),
-                (unzip_name(precision), ("core",))]
+                *((name(precision), ("fourstep",)) for name in (columns_name, transpose_name, rows_name, combine_name,
+                                                               unzip_name))]
     return []
 
 
