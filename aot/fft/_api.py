@@ -17,7 +17,7 @@ except ImportError:  # numpy < 2
     from numpy.core.multiarray import normalize_axis_index
 
 from . import _real
-from ._exec import c2c
+from ._exec import c2c, run_planes
 
 _NORMS = (None, "backward", "ortho", "forward")
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -222,12 +222,32 @@ def _c2cn(a, s, axes, norm, forward: bool, out=None) -> np.ndarray:
     a = np.asarray(a)
     s, axes = _cook(a, s, axes)
     res, owned = a, False
-    for n, ax in reversed(list(zip(s, axes))):
+    pairs = list(zip(s, axes))
+    if len(pairs) >= 2 and a.ndim >= 3:
+        res, owned = _last_planes(a, pairs, norm, forward, out)
+        if owned:
+            pairs = pairs[:-2]
+    for n, ax in reversed(pairs):
         res = _c2c_axis(res, n, ax, norm, forward, owned, out)
         owned = True
     if not owned:  # no axes: numpy still returns a complex copy
         res = a.astype(_complex_dtype(a.dtype))
     return res
+
+
+def _last_planes(a: np.ndarray, pairs: list, norm, forward: bool, out) -> tuple:
+    """(result, True) when the first two passes (the array's last two axes, whole) ran plane by
+    plane (_exec.run_planes), else (a, False)."""
+    (n1, ax1), (n2, ax2) = pairs[-2:]
+    nd = a.ndim
+    if (normalize_axis_index(ax1, nd), normalize_axis_index(ax2, nd)) != (nd - 2, nd - 1) or (n1, n2) != a.shape[-2:]:
+        return a, False
+    cdt = _complex_dtype(a.dtype)
+    x = a if a.dtype == cdt else a.astype(cdt)
+    res = out if out is not None and _writes_into(out, x) else x if x is not a else np.empty(x.shape, cdt)
+    if run_planes(x, res, forward, (_scale(norm, n2, forward), _scale(norm, n1, forward))):
+        return res, True
+    return a, False
 
 
 def fftn(a, s=None, axes=None, norm=None, out=None, *, dim=None):

@@ -22,6 +22,7 @@ from codegen.fft.names import (
     FOUR_STEP_JOB,
     HALVES_JOB,
     LANE_BLOCK,
+    PLANES_JOB,
     scratch_values,
 )
 from codegen.fft.plan import FOUR_STEP_MAX_M1, four_step_split, four_step_tables, unit_roots
@@ -75,6 +76,9 @@ _local = threading.local()
 _JOB = {name: i for i, name in enumerate(C2C_JOB)}
 _FOUR = {name: i for i, name in enumerate(FOUR_STEP_JOB)}
 _HALVES = {name: i for i, name in enumerate(HALVES_JOB)}
+_PLANES = {name: i for i, name in enumerate(PLANES_JOB)}
+# n-D transforms over the last two axes run plane by plane (run_planes) when a plane is at most this
+PLANE_MAX_BYTES = 1 << 20
 # transforms from this size up to FOUR_STEP_MIN_BYTES run as two halves (_Halves)
 HALVES_MIN_BYTES = 1 << 19
 
@@ -385,6 +389,36 @@ def _threaded_single(plan: DirectPlan, k, sp, dp, forward: bool, scale: float) -
     barrier between passes). The last pass writes dp."""
     hdr, tw = plan.pointers(k, forward)
     k.shared(hdr, tw, sp, dp, _scratch(4 * plan.n, k), FLAG_FORWARD if forward else 0, num_threads())
+
+
+def run_planes(src: np.ndarray, dst: np.ndarray, forward: bool, scales: tuple) -> bool:
+    """dst = the DFT of src along its last two axes, plane by plane while each is in the caches
+    (threads.py's aot_fft_planes), with scales (rows, columns); the same bits for any thread count
+    (the choice does not depend on it). False (nothing done) unless both are C-contiguous of the
+    same complex dtype, with two planes or more of at most PLANE_MAX_BYTES, direct plans and
+    enough work."""
+    n1, n2 = src.shape[-2:]
+    planes = src.size // max(n1 * n2, 1)
+    if (src.ndim < 3 or not (src.flags.c_contiguous and dst.flags.c_contiguous) or src.size < _PARALLEL_MIN_WORK
+            or n1 * n2 * src.itemsize > PLANE_MAX_BYTES or planes < 2):
+        return False
+    rows, cols = get_plan(n2, src.dtype), get_plan(n1, src.dtype)
+    if rows.kind != "direct" or cols.kind != "direct":
+        return False
+    k = kernels(_precision(src.dtype))
+    (hr, tr), (hc, tc) = rows.pointers(k, forward), cols.pointers(k, forward)
+    flags_rows, size_rows = _flags(forward, n2, n2, n1, k.vlen)
+    flags_cols, size_cols = _flags(forward, n1, 1, n2, k.vlen)
+    threads = num_threads()
+    region = -(-max(size_rows, size_cols) // 16) * 16
+    job = np.zeros(len(PLANES_JOB), np.int64)
+    job[[_PLANES[f] for f in ("hdr_rows", "tw_rows", "hdr_cols", "tw_cols", "src", "dst", "planes", "sdist", "ddist",
+                              "n1", "n2", "flags_rows", "flags_cols", "scratch", "region", "nthreads")]] = (
+        _address(hr), _address(tr), _address(hc), _address(tc), src.ctypes.data, dst.ctypes.data, planes, n1 * n2,
+        n1 * n2, n1, n2, flags_rows, flags_cols, _address(_scratch(region * threads, k)), region, threads)
+    job.view(np.float64)[[_PLANES["scale_rows"], _PLANES["scale_cols"]]] = scales
+    k.planes(ffi.cast("int64_t *", job.ctypes.data))
+    return True
 
 
 def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward: bool, scale: float,

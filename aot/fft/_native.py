@@ -38,6 +38,7 @@ from codegen.fft.names import (
     imports_symbol,
     pass_keys,
     plan_names,
+    planes_name,
     r2c_name,
     shared_name,
     split_name,
@@ -397,6 +398,12 @@ class Kernels:
         block."""
         self._groups.load([("fourstep",), ("threads",)])
         return self._fn("void(*)(const int64_t *)", ("threads",), four_step_name(self.precision))
+
+    @functools.cached_property
+    def planes(self):
+        """aot_fft_planes_{p} (codegen/fft/threads.py): the last two axes of an n-D transform plane
+        by plane on the pool's threads; its argument is names.PLANES_JOB's block."""
+        return self._fn("void(*)(const int64_t *)", ("threads",), planes_name(self.precision))
 
     @functools.cached_property
     def halves(self):

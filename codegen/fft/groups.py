@@ -55,6 +55,7 @@ from .threads import (
     emit_c2c_split,
     emit_four_step,
     emit_halves,
+    emit_planes,
     emit_real_shared,
     emit_shared,
     rows_t_type,
@@ -93,6 +94,7 @@ def emit_group(precision: str, vlen: int, group: tuple, triple: str = "", data_l
             "columns": imports.stub(columns_name(precision), COLUMNS_TYPE), "c2c": c2c,
             "rows_t": imports.stub(rows_name(precision), rows_t_type(ft)),
             "transpose": imports.stub(transpose_name(precision), TRANSPOSE_TYPE)})
+        emit_planes(mod, precision, c2c)
         emit_halves(mod, precision, vlen, {
             "c2c": c2c, "unzip": imports.stub(unzip_name(precision), UNZIP_TYPE),
             "combine": imports.stub(combine_name(precision), combine2_type(ft))})

@@ -36,6 +36,9 @@ FOUR_STEP_JOB = ("hdr1", "tw1", "hdr2", "tw2", "src", "dst", "work", "wa", "wb",
                  "scratch", "region", "nthreads")
 # aot_fft_halves_{p}'s job block (threads.py), int64 words; `scale` holds a double's bits
 HALVES_JOB = ("hdr", "tw", "src", "dst", "h", "lo", "hi", "shift", "flags", "scale", "scratch", "region", "nthreads")
+# aot_fft_planes_{p}'s job block (threads.py), int64 words; the scales hold doubles' bits
+PLANES_JOB = ("hdr_rows", "tw_rows", "hdr_cols", "tw_cols", "src", "dst", "planes", "sdist", "ddist", "n1", "n2",
+              "flags_rows", "flags_cols", "scale_rows", "scale_cols", "scratch", "region", "nthreads")
 # the run-time planner's plan block (planner.py), int64 words
 FIELD_N, FIELD_BLUE, FIELD_REFS, FIELD_N2, FIELD_HDR, FIELD_TW, FIELD_CHIRP, FIELD_KERN = range(8)
 # the layouts of a pass (layouts.py's `name`): scalar, wide, lanes, split work buffers
@@ -60,6 +63,10 @@ def columns_name(precision: str) -> str:
 
 def combine_name(precision: str) -> str:
     return f"aot_fft_combine2_{precision}"
+
+
+def planes_name(precision: str) -> str:
+    return f"aot_fft_planes_{precision}"
 
 
 def unzip_name(precision: str) -> str:

@@ -42,6 +42,15 @@ each half in place, one a thread (half t uses scratch + t*region values), and fo
 combine2 finishes in place; the unzipping and the combining split over the threads in whole VLEN.
 Each half fits the caches where the whole transform's passes would not. src must not be dst.
 
+    void aot_fft_planes_{p}(const int64_t *job)
+
+the last two axes of an n-D transform plane by plane (job: names.PLANES_JOB): plane t of src (at
+src + t*sdist, n1 rows of n2 contiguous elements) transforms along its rows into dst's plane t
+(dst + t*ddist), then along its columns in place, both with the c2c entry, while the plane is in
+the caches: one pass over memory for two axes. Whole planes a thread (chunk i uses scratch +
+i*region values); each row and column runs the code the axis-by-axis passes run, so the bits are
+theirs.
+
     void aot_fft_r2c_post_shared_{p}(...), aot_fft_c2r_pre_shared_{p}(...)
 
 run real.py's pass on one row (of h + 1 complex values: r2c in place, c2r from x into z) split
@@ -62,8 +71,10 @@ from .names import (
     FOUR_STEP_JOB,
     HALVES_JOB,
     LANE_BLOCK,
+    PLANES_JOB,
     four_step_name,
     halves_name,
+    planes_name,
     shared_name,
     split_name,
 )
@@ -387,3 +398,44 @@ def _halves_chunks(mod: L.Module, precision: str, ft: L.Type, callees: dict) -> 
         return fn
 
     return kernel(1), kernel(2), kernel(3)
+
+
+def emit_planes(mod: L.Module, precision: str, c2c: L.Function) -> L.Function:
+    ft = L.FloatType() if precision == "f32" else L.DoubleType()
+    pfor = parallel_for(mod, join_at_unload=True)
+    fields = PLANES_JOB + ("chunk",)
+    fn, b, args, slot = _job_driver(mod, planes_name(precision), PLANES_JOB, fields)
+    kern, kb = new_kernel(mod, f"aot_fft_planes_chunk_{precision}")
+    kargs, lo, hi = kern.args
+
+    def get(name):
+        return kb.load(kb.gep(kargs, [i64(fields.index(name))], source_etype=I64), typ=I64)
+
+    def ptr(name, elements=None):  # a complex array's pointer, moved by `elements`
+        p = kb.inttoptr(get(name), PTR)
+        return p if elements is None else kb.gep(p, [kb.shl(elements, i64(1))], source_etype=ft)
+
+    def scale(name):
+        v = kb.bitcast(get(name), L.DoubleType())
+        return v if precision == "f64" else kb.fptrunc(v, ft)
+
+    scratch = kb.gep(ptr("scratch"), [kb.mul(kb.sdiv(lo, get("chunk")), get("region"))], source_etype=ft)
+    n1, n2 = get("n1"), get("n2")
+    with for_range(kb, lo, hi, name="t", unroll=False) as t:
+        src, dst = ptr("src", kb.mul(t, get("sdist"))), ptr("dst", kb.mul(t, get("ddist")))
+        kb.call(c2c, [ptr("hdr_rows"), ptr("tw_rows"), src, dst, n1, i64(1), n2, i64(1), n2,
+                      kb.trunc(get("flags_rows"), I32), scale("scale_rows"), scratch])
+        kb.call(c2c, [ptr("hdr_cols"), ptr("tw_cols"), dst, dst, n2, n2, i64(1), n2, i64(1),
+                      kb.trunc(get("flags_cols"), I32), scale("scale_cols"), scratch])
+    kb.ret_void()
+    planes, nthreads = (b.load(slot[name], typ=I64) for name in ("planes", "nthreads"))
+    nthreads = b.select(b.icmp_signed("<", nthreads, i64(1)), i64(1), nthreads)
+    chunk = b.sdiv(b.sub(b.add(planes, nthreads), i64(1)), nthreads)
+    b.store(chunk, slot["chunk"])
+    with b.if_else(b.icmp_signed(">", nthreads, i64(1))) as (pool, here):
+        with pool:
+            b.call(pfor, [kern, args, planes, nthreads, chunk])
+        with here:
+            b.call(kern, [args, i64(0), planes])
+    b.ret_void()
+    return fn
