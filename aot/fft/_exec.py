@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import threading
 
 import numpy as np
@@ -61,15 +62,19 @@ _THREADED_MIN_BYTES = 1 << 20
 _LANES_MAX_N = 32  # rows up to this length run across lanes even when they are not neighbours
 _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers would leave the caches)
 _SCRATCH_KEEP_BYTES = 64 << 20
-# transforms from this size along a unit-stride axis run in four steps (_FourStep) whatever the
-# thread count (so their bits do not depend on it), when their length has a split (codegen/fft/
-# plan.py's four_step_split): square lengths from FOUR_STEP_SQUARE_MIN_BYTES in place, the others
-# with FOUR_STEP_TALL_M1 columns (doubled while the rows are too long) through a work array.
-# tools/bench_fft_four_step.py, radix passes / four steps on one and two threads: c128 2^16
-# 1.09 / 1.30, 2^18 1.33 / 1.53, 2^20 (square) 1.25 / 1.65, 2^21 0.87 / 1.12 (its rows of 512 KB
-# leave L2 eight at a time: the one loss); c64 2^17 1.26 / 1.11, 2^20 1.35 / 1.37; the square split
-# 0.92 / 0.98 of the tall one at c128 2^20 and 1.08-1.29 elsewhere; c64 2^16 (512 KB) stays in
-# radix passes (1.07 / 1.05 faster than either split)
+# One long transform along a unit-stride axis may run split (four_step_of), by its size and the
+# machine, never by the thread count in use (so the bits do not depend on it). From
+# HALVES_MIN_BYTES to HALVES_MAX_BYTES on a machine of two cores or more: as two halves (_Halves),
+# one a core, each in its core's caches. From FOUR_STEP_MIN_BYTES otherwise: in four steps
+# (_FourStep) when the length has a split (codegen/fft/plan.py's four_step_split), square lengths
+# from FOUR_STEP_SQUARE_MIN_BYTES in place, the others with FOUR_STEP_TALL_M1 columns (doubled while
+# the rows are too long) through a work array. tools/bench_fft_four_step.py, radix passes / the
+# split on one and two threads: halves c64 2^16 0.93 / 1.59, c128 2^15 0.89 / 1.35, c128 2^16
+# (against the tall split) 0.89 / 1.25, c64 2^17 0.88 / 1.43; four steps c128 2^17 1.30 / 1.57,
+# 2^18 1.11 / 1.19, 2^20 (square) 1.33 / 1.47, 2^21 0.93 / 1.32 (rows of 512 KB leave L2 eight at a
+# time), c64 2^18 1.20 / 1.09, 2^20 1.46 / 1.44. The square split 0.98 / 1.00 of the tall one at
+# c128 2^20, 1.07-1.30 elsewhere; halves lose to the tall split on two threads from 2 MB.
+HALVES_MIN_BYTES, HALVES_MAX_BYTES = 1 << 19, 1 << 20
 FOUR_STEP_MIN_BYTES, FOUR_STEP_SQUARE_MIN_BYTES = 1 << 20, 16 << 20
 FOUR_STEP_TALL_M1 = {np.dtype(np.complex64): 32, np.dtype(np.complex128): 64}
 _local = threading.local()
@@ -79,8 +84,6 @@ _HALVES = {name: i for i, name in enumerate(HALVES_JOB)}
 _PLANES = {name: i for i, name in enumerate(PLANES_JOB)}
 # n-D transforms over the last two axes run plane by plane (run_planes) when a plane is at most this
 PLANE_MAX_BYTES = 1 << 20
-# transforms from this size up to FOUR_STEP_MIN_BYTES run as two halves (_Halves)
-HALVES_MIN_BYTES = 1 << 19
 
 
 def _precision(cdtype: np.dtype) -> str:
@@ -264,16 +267,24 @@ def _address(p) -> int:
     return int(ffi.cast("intptr_t", p))
 
 
+def _machine_cores() -> int:
+    """The cores this process may run on (not AOT_NUM_THREADS: a split must not follow it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def four_step_of(plan: DirectPlan, k) -> _FourStep | _Halves | None:
-    """The plan's split form (made on first use): its halves (from HALVES_MIN_BYTES) or four steps
-    (from FOUR_STEP_MIN_BYTES) when its length has one, else None."""
+    """The plan's split form (made on first use; see HALVES_MIN_BYTES): its halves or its four
+    steps, or None."""
     fs = plan.__dict__.get("_four_step", False)
     if fs is False:
         nbytes, n = plan.n * plan.cdtype.itemsize, plan.n
         fs = None
-        if HALVES_MIN_BYTES <= nbytes < FOUR_STEP_MIN_BYTES and n % (2 * k.vlen) == 0:
-            if get_plan(n // 2, plan.cdtype).kind == "direct":
-                fs = _Halves(k, plan.cdtype, n)
+        halves = HALVES_MIN_BYTES <= nbytes <= HALVES_MAX_BYTES and n % (2 * k.vlen) == 0 and _machine_cores() > 1
+        if halves and get_plan(n // 2, plan.cdtype).kind == "direct":
+            fs = _Halves(k, plan.cdtype, n)
         elif nbytes >= FOUR_STEP_MIN_BYTES:
             split = four_step_split(n, k.vlen, LANE_BLOCK) if nbytes >= FOUR_STEP_SQUARE_MIN_BYTES else None
             if split is not None:

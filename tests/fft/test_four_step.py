@@ -14,11 +14,11 @@ from codegen.fft.plan import four_step_split, four_step_tables, unit_roots
 
 from ._eager import data
 
-# (n, dtype): lengths of 1 MB or more with splits for any lane count up to 16 (the widest of any
-# x86 host): tall ones (a work array) under 16 MB, square ones (in place) from 16 MB; halves from
-# 512 KB to 1 MB
-CASES = [(256 ** 2, np.complex128), (3 << 16, np.complex128), (512 ** 2, np.complex64), (5 << 17, np.complex64),
-         (1024 ** 2, np.complex128), (1536 ** 2, np.complex64), (1 << 15, np.complex128), (3 << 15, np.complex64)]
+# (n, dtype): lengths with splits for any lane count up to 16 (the widest of any x86 host): tall
+# ones (a work array) from 1 MB, square ones (in place) from 16 MB, halves from 512 KB to 1 MB
+CASES = [(1 << 17, np.complex128), (3 << 16, np.complex128), (512 ** 2, np.complex64), (5 << 17, np.complex64),
+         (1024 ** 2, np.complex128), (1536 ** 2, np.complex64), (1 << 15, np.complex128), (3 << 15, np.complex64),
+         (256 ** 2, np.complex128)]
 EPS = {np.dtype(np.complex64): np.finfo(np.float32).eps, np.dtype(np.complex128): np.finfo(np.float64).eps}
 
 
@@ -47,11 +47,18 @@ def test_splits_fit_the_lanes_and_the_limits():
     assert four_step_split(3 << 16, 16, LANE_BLOCK, 24) is None  # 24 columns: not whole lane groups
 
 
+def _split_expected(n: int, dtype) -> bool:
+    """Whether n has a split on this machine (halves need two cores)."""
+    nbytes = n * np.dtype(dtype).itemsize
+    return nbytes > _exec.HALVES_MAX_BYTES or _exec._machine_cores() > 1
+
+
 def test_policy_halves_then_tall_then_square():
     assert _four_step(128 ** 2, np.complex128) is None  # 256 KB: the caches hold it
-    assert isinstance(_four_step(256 ** 2, np.complex64), _exec._Halves)  # 512 KB
-    tall, square = _four_step(256 ** 2, np.complex128), _four_step(1024 ** 2, np.complex128)
-    assert (tall.m1, tall.m2, tall.square) == (64, 1024, False)
+    for n, dtype in ((256 ** 2, np.complex64), (256 ** 2, np.complex128)):  # 512 KB, 1 MB: halves
+        assert isinstance(_four_step(n, dtype), _exec._Halves) == (_exec._machine_cores() > 1)
+    tall, square = _four_step(1 << 17, np.complex128), _four_step(1024 ** 2, np.complex128)
+    assert (tall.m1, tall.m2, tall.square) == (64, 2048, False)
     assert (square.m1, square.m2, square.square) == (1024, 1024, True)
     wide = _four_step(1 << 21, np.complex64)  # 32 columns would make rows of 2^16: 64 then
     assert (wide.m1, wide.m2) == (64, 1 << 15)
@@ -70,7 +77,7 @@ def test_twiddle_tables_are_the_roots_to_one_rounding(m1, m2, vlen):
 @pytest.mark.parametrize("n, dtype", CASES, ids=lambda v: str(v))
 @pytest.mark.parametrize("kind, norm", [("fft", None), ("ifft", None), ("fft", "ortho"), ("ifft", "forward")])
 def test_matches_numpy(n, dtype, kind, norm):
-    assert _four_step(n, dtype) is not None
+    assert (_four_step(n, dtype) is not None) == _split_expected(n, dtype)
     x = data((n,), dtype)
     want = getattr(np.fft, kind)(x.astype(np.complex128), norm=norm)
     got = getattr(afft, kind)(x, norm=norm)
@@ -98,3 +105,18 @@ def test_python_threads_share_a_plan():
         got = list(pool.map(lambda i: [afft.fft(xs[i % 4]) for _ in range(3)], range(8)))
     for i, rs in enumerate(got):
         assert all(np.array_equal(r, want[i % 4]) for r in rs)
+
+
+def test_one_core_machines_keep_radix_passes_or_four_steps(monkeypatch):
+    plan = _exec.get_plan(256 ** 2, np.dtype(np.complex128))
+    monkeypatch.setattr(_exec, "_machine_cores", lambda: 1)
+    before = plan.__dict__.pop("_four_step", None)
+    try:
+        fs = _exec.four_step_of(plan, _exec.kernels("f64"))
+        assert isinstance(fs, _exec._FourStep) and (fs.m1, fs.m2) == (64, 1024)
+        x = data((256 ** 2,), np.complex128)
+        _accurate(afft.fft(x), np.fft.fft(x), np.complex128)
+    finally:  # this machine's split back
+        plan.__dict__.pop("_four_step", None)
+        if before is not None:
+            plan._four_step = before
