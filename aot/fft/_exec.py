@@ -64,13 +64,14 @@ _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers wo
 _SCRATCH_KEEP_BYTES = 64 << 20
 # One long transform along a unit-stride axis may run split (four_step_of), by its size and the
 # machine, never by the thread count in use (so the bits do not depend on it). From
-# HALVES_MIN_BYTES to HALVES_MAX_BYTES on a machine of two cores or more: as two halves (_Halves),
-# one a core, each in its core's caches. From FOUR_STEP_MIN_BYTES otherwise: in four steps
+# HALVES_MIN_BYTES to below HALVES_MAX_BYTES on a machine of two cores or more: as two halves
+# (_Halves), one a core, each in its core's caches. From FOUR_STEP_MIN_BYTES: in four steps
 # (_FourStep) when the length has a split (codegen/fft/plan.py's four_step_split), square lengths
 # from FOUR_STEP_SQUARE_MIN_BYTES in place, the others with FOUR_STEP_TALL_M1 columns (doubled while
 # the rows are too long) through a work array. tools/bench_fft_four_step.py, radix passes / the
-# split on one and two threads: halves c64 2^16 0.93 / 1.59, c128 2^15 0.89 / 1.35, c128 2^16
-# (against the tall split) 0.89 / 1.25, c64 2^17 0.88 / 1.43; four steps c128 2^17 1.30 / 1.57,
+# split on one and two threads: halves c64 2^16 0.93 / 1.59, c128 2^15 0.89 / 1.35 (at 1 MB, c128
+# 2^16 and c64 2^17, they beat the tall split 1.25x / 1.43x on two threads but lost 11-13% on one,
+# which put c128 2^16 below 0.8 of pyfftw's one thread); four steps c128 2^17 1.30 / 1.57,
 # 2^18 1.11 / 1.19, 2^20 (square) 1.33 / 1.47, 2^21 0.93 / 1.32 (rows of 512 KB leave L2 eight at a
 # time), c64 2^18 1.20 / 1.09, 2^20 1.46 / 1.44. The square split 0.98 / 1.00 of the tall one at
 # c128 2^20, 1.07-1.30 elsewhere; halves lose to the tall split on two threads from 2 MB.
@@ -282,7 +283,7 @@ def four_step_of(plan: DirectPlan, k) -> _FourStep | _Halves | None:
     if fs is False:
         nbytes, n = plan.n * plan.cdtype.itemsize, plan.n
         fs = None
-        halves = HALVES_MIN_BYTES <= nbytes <= HALVES_MAX_BYTES and n % (2 * k.vlen) == 0 and _machine_cores() > 1
+        halves = HALVES_MIN_BYTES <= nbytes < HALVES_MAX_BYTES and n % (2 * k.vlen) == 0 and _machine_cores() > 1
         if halves and get_plan(n // 2, plan.cdtype).kind == "direct":
             fs = _Halves(k, plan.cdtype, n)
         elif nbytes >= FOUR_STEP_MIN_BYTES:

@@ -15,7 +15,7 @@ from codegen.fft.plan import four_step_split, four_step_tables, unit_roots
 from ._eager import data
 
 # (n, dtype): lengths with splits for any lane count up to 16 (the widest of any x86 host): tall
-# ones (a work array) from 1 MB, square ones (in place) from 16 MB, halves from 512 KB to 1 MB
+# ones (a work array) from 1 MB, square ones (in place) from 16 MB, halves from 512 KB below 1 MB
 CASES = [(1 << 17, np.complex128), (3 << 16, np.complex128), (512 ** 2, np.complex64), (5 << 17, np.complex64),
          (1024 ** 2, np.complex128), (1536 ** 2, np.complex64), (1 << 15, np.complex128), (3 << 15, np.complex64),
          (256 ** 2, np.complex128)]
@@ -50,13 +50,14 @@ def test_splits_fit_the_lanes_and_the_limits():
 def _split_expected(n: int, dtype) -> bool:
     """Whether n has a split on this machine (halves need two cores)."""
     nbytes = n * np.dtype(dtype).itemsize
-    return nbytes > _exec.HALVES_MAX_BYTES or _exec._machine_cores() > 1
+    return nbytes >= _exec.HALVES_MAX_BYTES or _exec._machine_cores() > 1
 
 
 def test_policy_halves_then_tall_then_square():
     assert _four_step(128 ** 2, np.complex128) is None  # 256 KB: the caches hold it
-    for n, dtype in ((256 ** 2, np.complex64), (256 ** 2, np.complex128)):  # 512 KB, 1 MB: halves
+    for n, dtype in ((256 ** 2, np.complex64), (1 << 15, np.complex128)):  # 512 KB: halves
         assert isinstance(_four_step(n, dtype), _exec._Halves) == (_exec._machine_cores() > 1)
+    assert isinstance(_four_step(256 ** 2, np.complex128), _exec._FourStep)  # 1 MB: four steps
     tall, square = _four_step(1 << 17, np.complex128), _four_step(1024 ** 2, np.complex128)
     assert (tall.m1, tall.m2, tall.square) == (64, 2048, False)
     assert (square.m1, square.m2, square.square) == (1024, 1024, True)
