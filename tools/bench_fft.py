@@ -2,7 +2,8 @@
 """FFT benchmark: aot.fft vs numpy.fft, scipy.fft (workers 1, 2) and pyfftw (FFTW_MEASURE, threads 1, 2).
 
 Run: .venv/bin/python tools/bench_fft.py [--quick] [--no-pyfftw] [--overhead] [--json PATH]
-All contestants run in this process on the same data; times are medians. GFLOP/s uses the
+All contestants run in this process on the same data, in alternating rounds (a shared machine's
+drift slows them alike); times are medians. GFLOP/s uses the
 conventional 5 n log2 n flops per complex transform of length n (2.5 n log2 n for real ones),
 summed over the batch. pyfftw's planning time (FFTW_MEASURE) is reported separately and not
 included in its execution time; pyfftw is skipped when it is not installed. pyfftw's builders write
@@ -28,7 +29,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import Results, add_json_option, fmt_time, median_time, optional, print_table
+from benchlib import Results, add_json_option, fmt_time, interleaved_medians, optional, print_table
 
 scipy_fft = optional("scipy.fft")
 pyfftw = optional("pyfftw")
@@ -81,24 +82,24 @@ _OUT_KINDS = ("fft", "fft2", "fftn")  # transforms that write `out=` directly (c
 
 
 def _row(label, name, x, factor, aot_threads, min_time, plans, builders=None):
-    """One case's times; `builders`, when given, keeps the pyfftw builders by thread count."""
+    """One case's times, every contestant timed in alternating rounds (benchlib's
+    interleaved_medians); `builders`, when given, keeps the pyfftw builders by thread count."""
     import aot.fft as afft
 
-    row = {"case": label}
     _set_threads(aot_threads)
-    fa = getattr(afft, name)
-    row["aot"] = median_time(lambda: fa(x), min_time=min_time)
-    row["numpy"] = median_time(lambda: getattr(np.fft, name)(x), min_time=min_time)
+    fa, fn = getattr(afft, name), getattr(np.fft, name)
+    fns = {"aot": lambda: fa(x), "numpy": lambda: fn(x)}
     if scipy_fft is not None:
         for w in (1, 2):
-            row[f"scipy w={w}"] = median_time(lambda w=w: getattr(scipy_fft, name)(x, workers=w), min_time=min_time)
+            fns[f"scipy w={w}"] = lambda w=w: getattr(scipy_fft, name)(x, workers=w)
     if pyfftw is not None:
         for t in (1, 2):
             f, plan_time = _pyfftw_builder(name, x, t)
             plans.append((f"{label} [{x.dtype}] t={t}", plan_time))
-            row[f"pyfftw t={t}"] = median_time(f, min_time=min_time)
+            fns[f"pyfftw t={t}"] = f
             if builders is not None:
                 builders[t] = f
+    row = {"case": label, **interleaved_medians(fns, min_time=min_time * len(fns))}
     gflops = _flops(name, x, factor) / row["aot"] / 1e9
     row["case"] = f"{label} [{x.dtype}] ({gflops:.1f} GF/s)"
     return row
@@ -106,15 +107,13 @@ def _row(label, name, x, factor, aot_threads, min_time, plans, builders=None):
 
 def _reuse_row(case, name, x, builders, min_time) -> dict:
     """aot writing a preallocated `out` (no page faults of a fresh result: what pyfftw's builders
-    time), next to the same builders' times."""
+    time), next to the same builders' times, in alternating rounds."""
     import aot.fft as afft
 
     fa = getattr(afft, name)
     out = np.empty_like(fa(x))
-    row = {"case": case, "aot out=": median_time(lambda: fa(x, out=out), min_time=min_time)}
-    for t, f in builders.items():
-        row[f"pyfftw t={t}"] = median_time(f, min_time=min_time)
-    return row
+    fns = {"aot out=": lambda: fa(x, out=out), **{f"pyfftw t={t}": f for t, f in builders.items()}}
+    return {"case": case, **interleaved_medians(fns, min_time=min_time * len(fns))}
 
 
 def _check(name, x, **kw):

@@ -50,6 +50,32 @@ def median_time(fn: Callable[[], object], *, min_time: float = 0.2, min_runs: in
     return statistics.median(times)
 
 
+def interleaved_medians(fns: dict, *, min_time: float = 0.2, rounds: int = 7) -> dict:
+    """{name: median seconds of one call} for contestants timed in alternating rounds (each round
+    runs every fn for about min_time / rounds): a shared machine whose speed drifts slows
+    neighbouring rounds alike instead of one contestant's whole run."""
+    for fn in fns.values():
+        fn()
+    times: dict = {name: [] for name in fns}
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for name, fn in fns.items():
+                start = time.perf_counter()
+                while True:
+                    t0 = time.perf_counter()
+                    fn()
+                    t1 = time.perf_counter()
+                    times[name].append(t1 - t0)
+                    if t1 - start >= min_time / rounds:
+                        break
+    finally:
+        if gc_was:
+            gc.enable()
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
 def batched_time(fn: Callable[[], object], inner: int = 1000, repeats: int = 7) -> float:
     """Median seconds per call over `repeats` batches of `inner` calls (for sub-microsecond calls)."""
     fn()
