@@ -1,7 +1,7 @@
 """The passes of a four-step transform (plan.py's four_step_split) besides the c2c entry: the
 columns with their twiddles, the rows written transposed, and the square transpose in place.
-threads.py's aot_fft_four_step runs them. And the last pass of a transform split in two halves
-(threads.py's aot_fft_halves).
+threads.py's aot_fft_four_step runs them. And the first and last passes of a transform split in
+two halves (threads.py's aot_fft_halves): the unzipping and the radix-2 step.
 
     void aot_fft_columns_tw_{p}(const int64_t *plan, const T *tw, const T *src, T *dst,
                                 int64_t lo, int64_t hi, int64_t stride, int32_t flags,
