@@ -6,7 +6,7 @@ Run: PYTHONPATH=. python tools/bench_fft_four_step.py [--quick] [--sizes c128:65
 Every variant writes a preallocated output (no page faults of a fresh result) and all of a size's
 variants run in alternating batches (a shared, noisy machine slows neighbouring batches alike);
 times are medians of the batches. "chosen" is what aot.fft.fft runs (aot/fft/_exec.py's
-four_step_of), "radix passes" the plan's passes over the whole array (shared by the threads from
+split_of), "radix passes" the plan's passes over the whole array (shared by the threads from
 1 MB), "square" / "tall" the other split where the length has one. Ratio = variant / chosen.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _variants(x: np.ndarray, y: np.ndarray) -> dict:
 
     k = _exec.kernels(_exec._precision(x.dtype))
     plan = _exec.get_plan(x.size, x.dtype)
-    chosen = _exec.four_step_of(plan, k)
+    chosen = _exec.split_of(plan, k)
     xp, yp = ffi.from_buffer(k.carray, x), ffi.from_buffer(k.carray, y)
     out = {}
     if chosen is not None:

@@ -62,7 +62,7 @@ _THREADED_MIN_BYTES = 1 << 20
 _LANES_MAX_N = 32  # rows up to this length run across lanes even when they are not neighbours
 _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers would leave the caches)
 _SCRATCH_KEEP_BYTES = 64 << 20
-# One long transform along a unit-stride axis may run split (four_step_of), by its size and the
+# One long transform along a unit-stride axis may run split (split_of), by its size and the
 # machine, never by the thread count in use (so the bits do not depend on it). From
 # HALVES_MIN_BYTES to below HALVES_MAX_BYTES on a machine of two cores or more: as two halves
 # (_Halves), one a core, each in its core's caches. From FOUR_STEP_MIN_BYTES: in four steps
@@ -276,7 +276,7 @@ def _machine_cores() -> int:
         return os.cpu_count() or 1
 
 
-def four_step_of(plan: DirectPlan, k) -> _FourStep | _Halves | None:
+def split_of(plan: DirectPlan, k) -> _FourStep | _Halves | None:
     """The plan's split form (made on first use; see HALVES_MIN_BYTES): its halves or its four
     steps, or None."""
     fs = plan.__dict__.get("_four_step", False)
@@ -307,7 +307,7 @@ def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool
     k = kernels(_precision(plan.cdtype))
     n = plan.n
     if n * src.itemsize >= HALVES_MIN_BYTES and src.strides[axis] == dst.strides[axis] == src.itemsize:
-        fs = four_step_of(plan, k)
+        fs = split_of(plan, k)
         sstr, dstr = _elem_strides(src), _elem_strides(dst)
         if fs is not None and sstr is not None and dstr is not None:
             if not fs.in_place and np.may_share_memory(src, dst):
@@ -359,9 +359,9 @@ def run_direct(plan: DirectPlan, src: np.ndarray, dst: np.ndarray, forward: bool
               _scratch(size, k))
 
 
-def _run_rows(fs: _FourStep, k, src, dst, axis: int, sstr, dstr, forward: bool, scale: float) -> None:
-    """Every transform along a unit-stride axis in four steps, one after another (strides in
-    elements)."""
+def _run_rows(fs: _FourStep | _Halves, k, src, dst, axis: int, sstr, dstr, forward: bool, scale: float) -> None:
+    """Every transform along a unit-stride axis in its split (halves or four steps), one after
+    another (strides in elements)."""
     sp, dp = _ptr(src, k), _ptr(dst, k)
     dims = [(c, s, o) for d, (c, s, o) in enumerate(zip(src.shape, sstr, dstr)) if d != axis]
     for idx in itertools.product(*(range(c) for c, _, _ in dims)):

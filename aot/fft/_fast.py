@@ -32,9 +32,9 @@ from ._exec import (
     _elem_strides,
     _flags,
     _precision,
-    four_step_of,
     get_plan,
     scratch_entry,
+    split_of,
 )
 from ._native import ffi, first_groups
 from ._native import loaded as kernels
@@ -219,7 +219,7 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
     if plan.kind != "direct":
         return None
     k = kernels(_precision(cdt), first_groups(plan.factors, forward))
-    if n * cdt.itemsize >= HALVES_MIN_BYTES and four_step_of(plan, k) is not None:
+    if n * cdt.itemsize >= HALVES_MIN_BYTES and split_of(plan, k) is not None:
         return None  # split into halves or four steps (the general path's, for the same bits)
     plan.pointers(k, forward)  # loads the plan's passes
     flags, size = _flags(forward, n, idist, howmany, k.vlen)

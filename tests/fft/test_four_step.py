@@ -24,7 +24,7 @@ EPS = {np.dtype(np.complex64): np.finfo(np.float32).eps, np.dtype(np.complex128)
 
 def _four_step(n: int, dtype) -> _exec._FourStep | None:
     dtype = np.dtype(dtype)
-    return _exec.four_step_of(_exec.get_plan(n, dtype), _exec.kernels(_exec._precision(dtype)))
+    return _exec.split_of(_exec.get_plan(n, dtype), _exec.kernels(_exec._precision(dtype)))
 
 
 def _accurate(got, want, dtype):
@@ -113,7 +113,7 @@ def test_one_core_machines_keep_radix_passes_or_four_steps(monkeypatch):
     monkeypatch.setattr(_exec, "_machine_cores", lambda: 1)
     before = plan.__dict__.pop("_four_step", None)
     try:
-        fs = _exec.four_step_of(plan, _exec.kernels("f64"))
+        fs = _exec.split_of(plan, _exec.kernels("f64"))
         assert isinstance(fs, _exec._FourStep) and (fs.m1, fs.m2) == (64, 1024)
         x = data((256 ** 2,), np.complex128)
         _accurate(afft.fft(x), np.fft.fft(x), np.complex128)
