@@ -187,7 +187,8 @@ class CpuHost(ProfiledLaunches, Host):
     """The CPU host: status in a stack slot, aligned_alloc'ed buffers in stack slots (null until
     allocated, so cleanup frees exactly the live ones), kernels on the calling thread or, when the
     work reaches the parallel threshold, on the module's pthread pool; tables are internal
-    constants, kernel scratch is aligned_alloc'ed per chunk, plan slots are internal globals."""
+    constants, kernel scratch is a cached buffer per call site (or aligned_alloc'ed by chunks that
+    run beside the one holding it), plan slots are internal globals."""
 
     # the kernels' loop skeleton this host launches: `void k(args, begin, end)` walking rows of
     # SIMD vectors with one masked tail, any sub-range on any thread (kernels/elementwise.py)
@@ -202,6 +203,7 @@ class CpuHost(ProfiledLaunches, Host):
         if self.options.library:
             _threads_global(self.module, self.options)  # the wrapper sets it even when no kernel is threaded
         self._free = declare(self.module, "free", L.VoidType(), [PTR])
+        self._scratch_sites: dict = {}  # id(scratch pointer) -> its call site's (cache, busy flag)
 
     def set_status(self, code: int) -> None:
         self.builder.store(L.Constant(I32, code), self.rc_slot)
@@ -332,13 +334,56 @@ class CpuHost(ProfiledLaunches, Host):
         return g
 
     def scratch(self, b: L.IRBuilder, nbytes: int) -> tuple[L.Value, L.Value]:
-        # malloc'ed by each chunk, whatever thread runs it: chunks need no shared pool
+        """A one-buffer cache per call site: the chunk that claims it (an atomic flag) reuses the
+        buffer an earlier call allocated, any other chunk running at the same time mallocs its own.
+        A fresh buffer of megabytes is mapped anew by malloc at every call and faults in page by
+        page (an FFT of 2^20 complex128 spent half its time there)."""
+        size = -(-nbytes // 64) * 64  # whole cache lines, 64-aligned: see codegen/fft/module.py
+        cached = self._internal_global(PTR, "scratch_cache")
+        busy = self._internal_global(I32, "scratch_busy")
         aligned_alloc = declare(self.module, "aligned_alloc", PTR, [I64, I64])
-        p = b.call(aligned_alloc, [i64(64), i64(-(-nbytes // 64) * 64)])  # see codegen/fft/module.py
-        return p, b.icmp_unsigned("==", p, L.Constant(PTR, None))
+        null = L.Constant(PTR, None)
+        claimed = b.extract_value(b.cmpxchg(busy, L.Constant(I32, 0), L.Constant(I32, 1), "acquire", "monotonic"), 1)
+        with b.if_else(claimed) as (mine, other):
+            with mine:
+                with b.if_then(b.icmp_unsigned("==", b.load(cached, typ=PTR), null)):
+                    b.store(b.call(aligned_alloc, [i64(64), i64(size)]), cached)  # kept for later calls
+                p_mine, from_mine = b.load(cached, typ=PTR), b.block
+            with other:
+                p_other, from_other = b.call(aligned_alloc, [i64(64), i64(size)]), b.block
+        p = b.phi(PTR)
+        p.add_incoming(p_mine, from_mine)
+        p.add_incoming(p_other, from_other)
+        failed = b.icmp_unsigned("==", p, null)
+        with b.if_then(b.and_(claimed, failed)):
+            b.store_atomic(L.Constant(I32, 0), busy, "release", 4)
+        self._scratch_sites[id(p)] = (cached, busy)
+        if self.options.library:  # a library may be unloaded: its cached buffer goes with it
+            on_unload(self.module, self._scratch_cleanup(cached))
+        return p, failed
 
     def free_scratch(self, b: L.IRBuilder, p: L.Value) -> None:
-        b.call(self._free, [p])
+        cached, busy = self._scratch_sites[id(p)]
+        with b.if_else(b.icmp_unsigned("==", p, b.load(cached, typ=PTR))) as (mine, other):
+            with mine:  # only the claimant holds the cached buffer: give the claim back
+                b.store_atomic(L.Constant(I32, 0), busy, "release", 4)
+            with other:
+                b.call(self._free, [p])
+
+    def _internal_global(self, ty: L.Type, what: str) -> L.GlobalVariable:
+        g = L.GlobalVariable(self.module, ty, name=self.symbol(what))
+        g.linkage = "internal"
+        g.initializer = L.Constant(ty, None)
+        return g
+
+    def _scratch_cleanup(self, cached: L.GlobalVariable) -> L.Function:
+        """void(): free a call site's cached scratch buffer."""
+        fn = L.Function(self.module, L.FunctionType(VOID, []), name=self.symbol("scratch_free"))
+        fn.linkage = "internal"
+        b = Builder(fn.append_basic_block("entry"))
+        b.call(self._free, [b.load(cached, typ=PTR)])
+        b.ret_void()
+        return fn
 
     def plan_slot(self, release: str, what: str = "fft_plan") -> L.Value:
         t = L.ArrayType(I64, 2)

@@ -178,3 +178,20 @@ def test_aot_fft_calls_are_captured_with_torch_keywords():
     np.testing.assert_allclose(power, np.abs(np.fft.rfft(x, axis=0)) ** 2, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(x2, np.fft.fft2(x, norm="ortho"), rtol=1e-12, atol=1e-12)
     assert f.cache_info()["eager_fallbacks"] == 0
+
+
+def test_cached_scratch_under_concurrent_calls():
+    """Kernel scratch is a cached buffer per call site (codegen/host.py CpuHost.scratch): the call
+    holding it reuses it, calls running at the same time allocate their own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    f = aot.compile(lambda x: np.fft.fft(x, axis=0))
+    xs = [_data((4096, 6), np.complex128) for _ in range(4)]  # strided columns: lane-block scratch
+    want = [np.fft.fft(x, axis=0) for x in xs]
+    for x, w in zip(xs, want):
+        _check(f(x), w)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda i: [f(xs[i % 4]) for _ in range(5)], range(8)))
+    for i, rs in enumerate(got):
+        for r in rs:
+            _check(r, want[i % 4])
