@@ -183,6 +183,9 @@ class Host:
         raise NotImplementedError
 
 
+SCRATCH_CACHE_MAX_BYTES = 64 << 20  # CpuHost.scratch keeps a call site's buffer up to this size
+
+
 class CpuHost(ProfiledLaunches, Host):
     """The CPU host: status in a stack slot, aligned_alloc'ed buffers in stack slots (null until
     allocated, so cleanup frees exactly the live ones), kernels on the calling thread or, when the
@@ -337,11 +340,16 @@ class CpuHost(ProfiledLaunches, Host):
         """A one-buffer cache per call site: the chunk that claims it (an atomic flag) reuses the
         buffer an earlier call allocated, any other chunk running at the same time mallocs its own.
         A fresh buffer of megabytes is mapped anew by malloc at every call and faults in page by
-        page (an FFT of 2^20 complex128 spent half its time there)."""
+        page (an FFT of 2^20 complex128 spent half its time there). Buffers over
+        SCRATCH_CACHE_MAX_BYTES are not kept: the memory a process holds between calls stays
+        bounded per call site."""
         size = -(-nbytes // 64) * 64  # whole cache lines, 64-aligned: see codegen/fft/module.py
+        aligned_alloc = declare(self.module, "aligned_alloc", PTR, [I64, I64])
+        if size > SCRATCH_CACHE_MAX_BYTES:  # not kept between calls: malloc'ed by each chunk
+            p = b.call(aligned_alloc, [i64(64), i64(size)])
+            return p, b.icmp_unsigned("==", p, L.Constant(PTR, None))
         cached = self._internal_global(PTR, "scratch_cache")
         busy = self._internal_global(I32, "scratch_busy")
-        aligned_alloc = declare(self.module, "aligned_alloc", PTR, [I64, I64])
         null = L.Constant(PTR, None)
         claimed = b.extract_value(b.cmpxchg(busy, L.Constant(I32, 0), L.Constant(I32, 1), "acquire", "monotonic"), 1)
         with b.if_else(claimed) as (mine, other):
@@ -363,6 +371,9 @@ class CpuHost(ProfiledLaunches, Host):
         return p, failed
 
     def free_scratch(self, b: L.IRBuilder, p: L.Value) -> None:
+        if id(p) not in self._scratch_sites:  # a buffer too big to keep
+            b.call(self._free, [p])
+            return
         cached, busy = self._scratch_sites[id(p)]
         with b.if_else(b.icmp_unsigned("==", p, b.load(cached, typ=PTR))) as (mine, other):
             with mine:  # only the claimant holds the cached buffer: give the claim back

@@ -195,3 +195,13 @@ def test_cached_scratch_under_concurrent_calls():
     for i, rs in enumerate(got):
         for r in rs:
             _check(r, want[i % 4])
+
+
+def test_scratch_too_big_to_keep(monkeypatch):
+    import codegen.host
+
+    monkeypatch.setattr(codegen.host, "SCRATCH_CACHE_MAX_BYTES", 0)  # every call site: malloc and free
+    f = aot.compile(lambda x: np.fft.ifft(x, axis=0), options={"disk_cache": False})
+    x = _data((2048, 5), np.complex128)
+    for _ in range(3):
+        _check(f(x), np.fft.ifft(x, axis=0))
