@@ -32,7 +32,7 @@ def _variants(x: np.ndarray, y: np.ndarray) -> dict:
     from aot.fft import _exec
     from aot.fft._native import ffi
     from codegen.fft.names import LANE_BLOCK
-    from codegen.fft.plan import four_step_split
+    from codegen.fft.plan import FOUR_STEP_TALL_M1, four_step_split
 
     k = _exec.kernels(_exec._precision(x.dtype))
     plan = _exec.get_plan(x.size, x.dtype)
@@ -56,7 +56,7 @@ def _variants(x: np.ndarray, y: np.ndarray) -> dict:
         halves = _exec._Halves(k, x.dtype, x.size)
         out["halves"] = lambda: halves(k, xp, yp, True, 1.0)
     square = four_step_split(x.size, k.vlen, LANE_BLOCK)
-    tall = four_step_split(x.size, k.vlen, LANE_BLOCK, _exec.FOUR_STEP_TALL_M1[x.dtype])
+    tall = four_step_split(x.size, k.vlen, LANE_BLOCK, FOUR_STEP_TALL_M1[x.dtype.itemsize])
     for label, split, is_square in (("square", square, True), ("tall", tall, False)):
         if split and (chosen is None or isinstance(chosen, _exec._Halves) or (chosen.m1, chosen.m2) != split):
             other = _exec._FourStep(k, x.dtype, *split, square=is_square)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 import threading
 
 import numpy as np
@@ -26,7 +25,13 @@ from codegen.fft.names import (
     PLANES_JOB,
     scratch_values,
 )
-from codegen.fft.plan import FOUR_STEP_MAX_M1, four_step_split, four_step_tables, unit_roots
+from codegen.fft.plan import (
+    HALVES_MIN_BYTES,
+    choose_split,
+    four_step_tables,
+    unit_roots,
+)
+from codegen.fft.plan import machine_cores as _machine_cores
 
 from ._native import ffi
 from ._native import loaded as kernels  # the eager path's: passes load as plans need them
@@ -62,22 +67,6 @@ _THREADED_MIN_BYTES = 1 << 20
 _LANES_MAX_N = 32  # rows up to this length run across lanes even when they are not neighbours
 _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers would leave the caches)
 _SCRATCH_KEEP_BYTES = 64 << 20
-# One long transform along a unit-stride axis may run split (split_of), by its size and the
-# machine, never by the thread count in use (so the bits do not depend on it). From
-# HALVES_MIN_BYTES to below HALVES_MAX_BYTES on a machine of two cores or more: as two halves
-# (_Halves), one a core, each in its core's caches. From FOUR_STEP_MIN_BYTES: in four steps
-# (_FourStep) when the length has a split (codegen/fft/plan.py's four_step_split), square lengths
-# from FOUR_STEP_SQUARE_MIN_BYTES in place, the others with FOUR_STEP_TALL_M1 columns (doubled while
-# the rows are too long) through a work array. tools/bench_fft_four_step.py, radix passes / the
-# split on one and two threads: halves c64 2^16 0.93 / 1.59, c128 2^15 0.89 / 1.35 (at 1 MB, c128
-# 2^16 and c64 2^17, they beat the tall split 1.25x / 1.43x on two threads but lost 11-13% on one,
-# which put c128 2^16 below 0.8 of pyfftw's one thread); four steps c128 2^17 1.30 / 1.57,
-# 2^18 1.11 / 1.19, 2^20 (square) 1.33 / 1.47, 2^21 0.93 / 1.32 (rows of 512 KB leave L2 eight at a
-# time), c64 2^18 1.20 / 1.09, 2^20 1.46 / 1.44. The square split 0.98 / 1.00 of the tall one at
-# c128 2^20, 1.07-1.30 elsewhere; halves lose to the tall split on two threads from 2 MB.
-HALVES_MIN_BYTES, HALVES_MAX_BYTES = 1 << 19, 1 << 20
-FOUR_STEP_MIN_BYTES, FOUR_STEP_SQUARE_MIN_BYTES = 1 << 20, 16 << 20
-FOUR_STEP_TALL_M1 = {np.dtype(np.complex64): 32, np.dtype(np.complex128): 64}
 _local = threading.local()
 _JOB = {name: i for i, name in enumerate(C2C_JOB)}
 _FOUR = {name: i for i, name in enumerate(FOUR_STEP_JOB)}
@@ -268,34 +257,17 @@ def _address(p) -> int:
     return int(ffi.cast("intptr_t", p))
 
 
-def _machine_cores() -> int:
-    """The cores this process may run on (not AOT_NUM_THREADS: a split must not follow it)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def split_of(plan: DirectPlan, k) -> _FourStep | _Halves | None:
-    """The plan's split form (made on first use; see HALVES_MIN_BYTES): its halves or its four
-    steps, or None."""
+    """The plan's split form (made on first use; codegen/fft/plan.py's choose_split): its halves or
+    its four steps, or None."""
     fs = plan.__dict__.get("_four_step", False)
     if fs is False:
-        nbytes, n = plan.n * plan.cdtype.itemsize, plan.n
+        choice = choose_split(plan.n, plan.cdtype.itemsize, k.vlen, LANE_BLOCK, _machine_cores())
         fs = None
-        halves = HALVES_MIN_BYTES <= nbytes < HALVES_MAX_BYTES and n % (2 * k.vlen) == 0 and _machine_cores() > 1
-        if halves and get_plan(n // 2, plan.cdtype).kind == "direct":
-            fs = _Halves(k, plan.cdtype, n)
-        elif nbytes >= FOUR_STEP_MIN_BYTES:
-            split = four_step_split(n, k.vlen, LANE_BLOCK) if nbytes >= FOUR_STEP_SQUARE_MIN_BYTES else None
-            if split is not None:
-                fs = _FourStep(k, plan.cdtype, *split, square=True)
-            else:  # the preferred column count, doubled while the rows are too long
-                m1 = FOUR_STEP_TALL_M1[plan.cdtype]
-                while split is None and m1 <= FOUR_STEP_MAX_M1 and n % m1 == 0:
-                    split = four_step_split(n, k.vlen, LANE_BLOCK, m1)
-                    m1 *= 2
-                fs = _FourStep(k, plan.cdtype, *split, square=False) if split else None
+        if choice == ("halves",):
+            fs = _Halves(k, plan.cdtype, plan.n)
+        elif choice is not None:
+            fs = _FourStep(k, plan.cdtype, choice[1], choice[2], square=choice[3])
         plan._four_step = fs
     return fs
 

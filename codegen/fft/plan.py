@@ -245,3 +245,49 @@ def four_step_tables(m1: int, m2: int, vlen: int) -> tuple[np.ndarray, np.ndarra
     lanes = unit_roots(np.multiply.outer(k1, np.arange(vlen, dtype=np.int64)), n)
     b = np.stack([lanes.real, lanes.imag], axis=1)
     return a, b
+
+
+# -- which split a long transform takes ------------------------------------------------------
+# One long transform along a unit-stride axis may run split, by its size and the machine, never
+# by the thread count in use (so the bits do not depend on it). From HALVES_MIN_BYTES to below
+# HALVES_MAX_BYTES on a machine of two cores or more: as two halves, one a core, each in its core's
+# caches. From FOUR_STEP_MIN_BYTES: in four steps when the length has a split, square lengths from
+# FOUR_STEP_SQUARE_MIN_BYTES in place, the others with FOUR_STEP_TALL_M1 columns (doubled while the
+# rows are too long) through a work array. tools/bench_fft_four_step.py, radix passes / the split
+# on one and two threads: halves c64 2^16 0.93 / 1.59, c128 2^15 0.89 / 1.35 (at 1 MB, c128 2^16
+# and c64 2^17, they beat the tall split 1.25x / 1.43x on two threads but lost 11-13% on one,
+# which put c128 2^16 below 0.8 of pyfftw's one thread); four steps c128 2^17 1.30 / 1.57, 2^18
+# 1.11 / 1.19, 2^20 (square) 1.33 / 1.47, 2^21 0.93 / 1.32 (rows of 512 KB leave L2 eight at a
+# time), c64 2^18 1.20 / 1.09, 2^20 1.46 / 1.44. The square split 0.98 / 1.00 of the tall one at
+# c128 2^20, 1.07-1.30 elsewhere; halves lose to the tall split on two threads from 2 MB.
+HALVES_MIN_BYTES, HALVES_MAX_BYTES = 1 << 19, 1 << 20
+FOUR_STEP_MIN_BYTES, FOUR_STEP_SQUARE_MIN_BYTES = 1 << 20, 16 << 20
+FOUR_STEP_TALL_M1 = {8: 32, 16: 64}  # by the complex item size: c64, c128
+
+
+def machine_cores() -> int:
+    """The cores this process may run on (not AOT_NUM_THREADS: a split must not follow it)."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def choose_split(n: int, itemsize: int, vlen: int, lane_block: int, cores: int) -> tuple | None:
+    """("halves",), ("four", m1, m2, square) or None for one transform of length n of complex
+    items of `itemsize` bytes (see HALVES_MIN_BYTES)."""
+    nbytes = n * itemsize
+    if HALVES_MIN_BYTES <= nbytes < HALVES_MAX_BYTES and n % (2 * vlen) == 0 and cores > 1:
+        return ("halves",) if not use_bluestein(n // 2) else None
+    if nbytes < FOUR_STEP_MIN_BYTES:
+        return None
+    split = four_step_split(n, vlen, lane_block) if nbytes >= FOUR_STEP_SQUARE_MIN_BYTES else None
+    if split is not None:
+        return ("four", *split, True)
+    m1 = FOUR_STEP_TALL_M1[itemsize]  # the preferred column count, doubled while the rows are too long
+    while split is None and m1 <= FOUR_STEP_MAX_M1 and n % m1 == 0:
+        split = four_step_split(n, vlen, lane_block, m1)
+        m1 *= 2
+    return ("four", *split, False) if split else None

@@ -10,7 +10,7 @@ import pytest
 import aot.fft as afft
 from aot.fft import _exec
 from codegen.fft.names import LANE_BLOCK
-from codegen.fft.plan import four_step_split, four_step_tables, unit_roots
+from codegen.fft.plan import HALVES_MAX_BYTES, four_step_split, four_step_tables, unit_roots
 
 from ._eager import data
 
@@ -50,7 +50,7 @@ def test_splits_fit_the_lanes_and_the_limits():
 def _split_expected(n: int, dtype) -> bool:
     """Whether n has a split on this machine (halves need two cores)."""
     nbytes = n * np.dtype(dtype).itemsize
-    return nbytes >= _exec.HALVES_MAX_BYTES or _exec._machine_cores() > 1
+    return nbytes >= HALVES_MAX_BYTES or _exec._machine_cores() > 1
 
 
 def test_policy_halves_then_tall_then_square():
