@@ -36,7 +36,7 @@ from ir.logger import get_logger
 from ir.symbols import is_static, norm_dim, sympy
 from ir.types import ScalarType, TensorType
 
-from .fft import c2r_name, entry_name, make_cplan, r2c_name, use_bluestein
+from .fft import c2r_name, entry_name, r2c_name, use_bluestein
 from .fft.names import FLAG_BLOCK, FLAG_LANES, scratch_values
 from .fft.plan import bluestein_chirp, good_size, unit_roots
 from .fft.planner import plan_names
@@ -47,10 +47,12 @@ from .graph_fft_common import (  # noqa: F401  (kernel_precisions: re-exported f
     fft_vlen,
     float_type,
     kernel_precisions,
+    plan_globals,
     precision_of,
     work_dtype,
 )
 from .graph_fft_dynamic import dynamic_c2c
+from .graph_fft_split import split_call
 from .graph_ops import copy, fill, run_elementwise
 from .kernels.common import new_kernel
 from .llvm.context import declare
@@ -178,6 +180,8 @@ def _c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: 
     if not is_static(n):
         dynamic_c2c(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen)
         return
+    if split_call(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen):
+        return  # one long row, as the eager path splits it
     kern = _c2c_chunk(ectx, cdtype, n, forward, scale, vlen)
     slots = [src, dst, *strides, i64(0)]
     launch = ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, i64(n)))
@@ -194,18 +198,9 @@ def _c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen
     return ectx.helpers[key]
 
 
-def _plan_globals(ectx: EntryCtx, cdtype, n: int) -> tuple:
-    key = ("fft_plan", cdtype, n)
-    if key not in ectx.helpers:
-        plan = make_cplan(n, cdtype.numpy)
-        ectx.helpers[key] = (ectx.host.constant("fft_plan", plan.header),
-                             ectx.host.constant("fft_tw", plan.twiddles))
-    return ectx.helpers[key]
-
-
 def _emit_c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen: int) -> L.Function:
     prec, ft = precision_of(cdtype), float_type(cdtype)
-    hdr, tw = _plan_globals(ectx, cdtype, n)
+    hdr, tw = plan_globals(ectx, cdtype, n)
     lanes_ok = n <= LANES_LIMIT_N
     values = scratch_values(n, vlen, 1, FLAG_LANES | FLAG_BLOCK if lanes_ok else 0)  # c2c_flags' most
     nbytes = values * cdtype.real_dtype.numpy.itemsize

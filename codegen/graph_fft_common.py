@@ -10,6 +10,7 @@ from ir.dtypes import complex64
 from ir.structural import FFT_KINDS, inner_fft
 
 from .fft.names import FLAG_BLOCK, FLAG_FORWARD, FLAG_LANES
+from .fft.plan import make_cplan
 from .graph_base import EntryCtx
 from .llvm.loops import i64
 
@@ -54,3 +55,13 @@ def c2c_flags(b: L.IRBuilder, forward: bool, n, cnt, idist, vlen: int):
     long_smooth = b.and_(b.icmp_signed("==", b.srem(n, i64(vlen)), i64(0)), b.icmp_signed(">", n, i64(LANES_MAX_N)))
     lanes = b.and_(lanes, b.or_(b.not_(long_smooth), b.icmp_signed("==", idist, i64(1))))
     return b.or_(i64(FLAG_FORWARD if forward else 0), b.select(lanes, i64(FLAG_LANES | FLAG_BLOCK), i64(0)))
+
+
+def plan_globals(ectx: EntryCtx, cdtype, n: int) -> tuple:
+    """The (header, twiddles) constants of the direct plan of length n, once per entry."""
+    key = ("fft_plan", cdtype, n)
+    if key not in ectx.helpers:
+        plan = make_cplan(n, cdtype.numpy)
+        ectx.helpers[key] = (ectx.host.constant("fft_plan", plan.header),
+                             ectx.host.constant("fft_tw", plan.twiddles))
+    return ectx.helpers[key]

@@ -130,6 +130,12 @@ class Host:
     # --- row groups (codegen/row_groups.py) ----------------------------------------------------
     runs_row_groups = False  # whether begin_group/end_group may be used
 
+    @property
+    def calls_fft_threads(self) -> bool:
+        """Whether the entry may call the FFT threads group (codegen/graph_fft_split.py): the JIT's
+        entries, which resolve it in the process; a library links the kernel module alone."""
+        return False
+
     def begin_group(self) -> None:
         """Defer the launches that follow until `end_group` (they must read no error slots)."""
         raise NotImplementedError
@@ -323,6 +329,10 @@ class CpuHost(ProfiledLaunches, Host):
     def split_ways(self) -> int:
         return self.options.num_threads  # the build-time count (a library's run-time one may differ)
 
+    @property
+    def calls_fft_threads(self) -> bool:
+        return not self.options.library
+
     def reduce_chunks(self) -> int:
         return REDUCE_CHUNKS
 
@@ -445,6 +455,7 @@ class KernelsHost(CpuHost):
     describes_kernels = False  # the PTX keeps its names as they were (tests/golden/ptx)
     profiles = False  # no clock or counters on the GPU yet: options.profile is refused
     runs_row_groups = False  # each kernel is its own PTX entry
+    calls_fft_threads = False
 
     def launch(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
         self.module.__dict__.setdefault("aot_gpu_kernels", []).append((kern, len(slots)))

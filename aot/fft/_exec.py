@@ -23,14 +23,11 @@ from codegen.fft.names import (
     HALVES_JOB,
     LANE_BLOCK,
     PLANES_JOB,
+    four_step_scratch,
+    halves_scratch,
     scratch_values,
 )
-from codegen.fft.plan import (
-    HALVES_MIN_BYTES,
-    choose_split,
-    four_step_tables,
-    unit_roots,
-)
+from codegen.fft.plan import HALVES_MIN_BYTES, choose_split, four_step_tables, halves_tables
 from codegen.fft.plan import machine_cores as _machine_cores
 
 from ._native import ffi
@@ -203,9 +200,7 @@ class _FourStep:
         self.plans = (get_plan(m1, cdtype), get_plan(m2, cdtype))
         a, b = four_step_tables(m1, m2, k.vlen)
         self.wa, self.wb = a.astype(cdtype), b.astype(k.real_dtype)
-        region = max(scratch_values(m1, k.vlen, 1, FLAG_LANES | FLAG_BLOCK), scratch_values(m2, k.vlen, m2, 0))
-        self.region = -(-region // 16) * 16  # whole cache lines a thread
-        self.work_values = 0 if square else -(-2 * m1 * m2 // 16) * 16
+        self.work_values, self.region = four_step_scratch(m1, m2, square, k.vlen)
         self.job = np.zeros(len(FOUR_STEP_JOB), np.int64)  # each call fills a copy (threads may share the plan)
         self.job[[_FOUR[f] for f in ("wa", "wb", "m1", "m2", "region")]] = (
             self.wa.ctypes.data, self.wb.ctypes.data, m1, m2, self.region)
@@ -235,10 +230,9 @@ class _Halves:
     def __init__(self, k, cdtype: np.dtype, n: int):
         h = n // 2
         self.plan = get_plan(h, cdtype)
-        shift = max(k.vlen.bit_length() - 1, (h.bit_length() + 1) // 2)  # 2^shift: whole VLEN
-        self.lo = unit_roots(np.arange(1 << shift, dtype=np.int64), n).astype(cdtype)
-        self.hi = unit_roots(np.arange(-(-h >> shift), dtype=np.int64) << shift, n).astype(cdtype)
-        self.region = -(-scratch_values(h, k.vlen, 1, 0) // 16) * 16
+        shift, lo, hi = halves_tables(n, k.vlen)
+        self.lo, self.hi = lo.astype(cdtype), hi.astype(cdtype)
+        self.region = halves_scratch(h, k.vlen)
         self.job = np.zeros(len(HALVES_JOB), np.int64)  # each call fills a copy (threads may share the plan)
         self.job[[_HALVES[f] for f in ("h", "lo", "hi", "shift", "region")]] = (
             h, self.lo.ctypes.data, self.hi.ctypes.data, shift, self.region)

@@ -459,11 +459,12 @@ class Kernels:
         """Load every group and make the entries a compiled graph calls resolvable process-wide."""
         import llvmlite.binding as llvm
 
-        self._groups.load(all_groups(self.vlen))
+        self._groups.load([*all_groups(self.vlen), ("fourstep",), ("threads",)])
         self._ready |= {(r, fw) for fw in (True, False) for r in (*CODELET_RADICES, "g")}
         p = self.precision
         for group, name in [(("core",), n) for n in (entry_name(p), r2c_name(p), c2r_name(p))] + [
-                (("planner",), n) for n in plan_names(p).values()]:
+                (("planner",), n) for n in plan_names(p).values()] + [
+                (("threads",), n) for n in (four_step_name(p), halves_name(p))]:  # codegen/graph_fft_split.py
             llvm.add_symbol(name, self._groups.address(group, name))
 
 

@@ -291,3 +291,14 @@ def choose_split(n: int, itemsize: int, vlen: int, lane_block: int, cores: int) 
         split = four_step_split(n, vlen, lane_block, m1)
         m1 *= 2
     return ("four", *split, False) if split else None
+
+
+def halves_tables(n: int, vlen: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """(shift, lo, hi) of the radix-2 step of a two-halves transform of length n (fourstep.py's
+    combine2): exp(+2 pi i k/n) = hi[k >> shift] * lo[k & (2^shift - 1)] for k < n/2, complex128,
+    each exact to the last bit; 2^shift is a whole number of VLEN."""
+    h = n // 2
+    shift = max(vlen.bit_length() - 1, (h.bit_length() + 1) // 2)
+    lo = unit_roots(np.arange(1 << shift, dtype=np.int64), n)
+    hi = unit_roots(np.arange(-(-h >> shift), dtype=np.int64) << shift, n)
+    return shift, lo, hi

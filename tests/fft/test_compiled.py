@@ -205,3 +205,19 @@ def test_scratch_too_big_to_keep(monkeypatch):
     x = _data((2048, 5), np.complex128)
     for _ in range(3):
         _check(f(x), np.fft.ifft(x, axis=0))
+
+
+@pytest.mark.parametrize("n, dtype", [(1 << 15, np.complex128), (1 << 16, np.complex64), (1 << 16, np.complex128),
+                                      (3 << 16, np.complex128)])
+@pytest.mark.parametrize("norm", [None, "ortho"])
+def test_long_rows_split_as_eager(n, dtype, norm):
+    """One long transform of a compiled graph runs the eager path's split (halves or four steps,
+    codegen/graph_fft_split.py): numpy's values, the eager call's bits."""
+    import aot.fft as afft
+
+    x = _data((n,), dtype)
+    for fwd in (True, False):
+        np_fn, aot_fn = (np.fft.fft, afft.fft) if fwd else (np.fft.ifft, afft.ifft)
+        got = aot.compile(lambda x, f=np_fn: f(x, norm=norm))(x)
+        _check(got, np_fn(x, norm=norm))
+        assert np.array_equal(got, aot_fn(x, norm=norm))
