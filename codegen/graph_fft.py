@@ -180,12 +180,24 @@ def _c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: 
     if not is_static(n):
         dynamic_c2c(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen)
         return
-    if split_call(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen):
-        return  # one long row, as the eager path splits it
-    kern = _c2c_chunk(ectx, cdtype, n, forward, scale, vlen)
-    slots = [src, dst, *strides, i64(0)]
-    launch = ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, i64(n)))
-    ectx.fail_on_flag(launch, len(slots) - 1, status.OUT_OF_MEMORY)
+
+    def chunks():
+        kern = _c2c_chunk(ectx, cdtype, n, forward, scale, vlen)
+        slots = [src, dst, *strides, i64(0)]
+        launch = ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, i64(n)))
+        ectx.fail_on_flag(launch, len(slots) - 1, status.OUT_OF_MEMORY)
+
+    split = split_call(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen)
+    if split is None:
+        chunks()
+    elif split[0] is None:
+        split[1]()  # one long row, as the eager path splits it
+    else:
+        with b.if_else(split[0]) as (then, otherwise):
+            with then:
+                split[1]()
+            with otherwise:
+                chunks()
 
 
 def _c2c_chunk(ectx: EntryCtx, cdtype, n: int, forward: bool, scale: float, vlen: int) -> L.Function:

@@ -1,8 +1,9 @@
-"""One long transform of a JIT-compiled graph in the eager path's split (codegen/fft/plan.py's
+"""One long transform of a compiled graph in the eager path's split (codegen/fft/plan.py's
 choose_split): the entry fills a job block with the plan constants, the call's arrays and a cached
-scratch buffer, and calls the threads group's aot_fft_four_step or aot_fft_halves (exported for the
-JIT by aot/fft/_native.py), so a compiled transform runs on every core and gives the eager call's
-bits. Libraries keep the radix passes: they link the kernel module, not the threads group.
+scratch buffer, and calls the FFT kernels' aot_fft_four_step or aot_fft_halves (the threads group,
+exported for the JIT by aot/fft/_native.py; a library links the whole kernel module, which holds
+them too), so a compiled transform runs on every core and gives the eager call's bits. Their thread
+count is the build's (Host.split_ways): a library's NAME_set_num_threads does not reach them.
 """
 from __future__ import annotations
 
@@ -31,15 +32,30 @@ from .llvm.types import I64, PTR, VOID
 
 
 def split_call(ectx: EntryCtx, cdtype, n: int, src, dst, howmany, strides: tuple, forward: bool, scale: float,
-               vlen: int) -> bool:
-    """Emit the split transform of one row (unit strides) when choose_split gives one and the
-    entry is the JIT's; False (nothing emitted) otherwise. Halves need src and dst apart."""
-    if not ectx.host.calls_fft_threads or const_int(howmany) != 1 or any(const_int(strides[k]) != 1 for k in (0, 2)):
-        return False
-    itemsize = cdtype.numpy.itemsize
-    choice = choose_split(n, itemsize, vlen, LANE_BLOCK, machine_cores())
+               vlen: int):
+    """(condition, emit) for the split transform of one row when choose_split gives one: `emit()`
+    emits it, where `condition` (an i1, or None when it always holds) is true at run time: unit
+    strides (a library's arrays may have others), and for halves src and dst apart (a library's
+    output may alias its input); None when the split does not apply."""
+    if not ectx.host.calls_fft_threads or const_int(howmany) != 1:
+        return None
+    choice = choose_split(n, cdtype.numpy.itemsize, vlen, LANE_BLOCK, machine_cores())
     if choice is None or (choice[0] == "halves" and src is dst):
-        return False
+        return None
+    b = ectx.builder
+    checks = [b.icmp_signed("==", strides[k], i64(1)) for k in (0, 2) if const_int(strides[k]) != 1]
+    if choice[0] == "halves":
+        size = i64(n * cdtype.numpy.itemsize)
+        s, d = b.ptrtoint(src, I64), b.ptrtoint(dst, I64)
+        checks.append(b.or_(b.icmp_unsigned("<=", b.add(s, size), d), b.icmp_unsigned("<=", b.add(d, size), s)))
+    condition = None
+    for c in checks:
+        condition = c if condition is None else b.and_(condition, c)
+    return condition, lambda: _emit_split(ectx, cdtype, n, src, dst, choice, forward, scale, vlen)
+
+
+def _emit_split(ectx: EntryCtx, cdtype, n: int, src, dst, choice: tuple, forward: bool, scale: float,
+                vlen: int) -> None:
     real = np.dtype(cdtype.real_dtype.numpy)
     threads = max(1, ectx.host.split_ways())
     if choice[0] == "halves":
@@ -62,7 +78,6 @@ def split_call(ectx: EntryCtx, cdtype, n: int, src, dst, howmany, strides: tuple
         b.store(b.ptrtoint(v, I64) if isinstance(v.type, L.PointerType) else v, b.gep(job, [i64(k)], source_etype=I64))
     b.call(declare(ectx.module, name, VOID, [PTR]), [job])
     host.free_scratch(b, scratch)
-    return True
 
 
 def _four_step_job(ectx: EntryCtx, cdtype, m1: int, m2: int, square: bool, vlen: int, threads: int):

@@ -130,11 +130,9 @@ class Host:
     # --- row groups (codegen/row_groups.py) ----------------------------------------------------
     runs_row_groups = False  # whether begin_group/end_group may be used
 
-    @property
-    def calls_fft_threads(self) -> bool:
-        """Whether the entry may call the FFT threads group (codegen/graph_fft_split.py): the JIT's
-        entries, which resolve it in the process; a library links the kernel module alone."""
-        return False
+    # whether the entry may call the FFT kernels' four-step and halves drivers
+    # (codegen/graph_fft_split.py)
+    calls_fft_threads = False
 
     def begin_group(self) -> None:
         """Defer the launches that follow until `end_group` (they must read no error slots)."""
@@ -329,9 +327,7 @@ class CpuHost(ProfiledLaunches, Host):
     def split_ways(self) -> int:
         return self.options.num_threads  # the build-time count (a library's run-time one may differ)
 
-    @property
-    def calls_fft_threads(self) -> bool:
-        return not self.options.library
+    calls_fft_threads = True  # the JIT resolves the threads group; a library links the whole module
 
     def reduce_chunks(self) -> int:
         return REDUCE_CHUNKS

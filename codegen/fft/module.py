@@ -38,14 +38,20 @@ from .names import (
     LANE_BLOCK_MAX_N,
     SCRATCH_PER_LANE,
     SPLIT,
+    columns_name,
+    combine_name,
     entry_name,
     pass_entry_name,
     pass_keys,
+    rows_name,
+    transpose_name,
+    unzip_name,
 )
 from .passes import emit_keyed_pass
 from .plan import CODELET_RADICES, HEADER_FIELDS
 from .planner import emit_planner
 from .real import emit_c2r_pre, emit_r2c_post
+from .threads import emit_four_step, emit_halves
 
 __all__ = ["FLAG_FORWARD", "FLAG_LANES", "SCRATCH_PER_LANE", "emit_module", "entry_name", "pass_entry_name"]
 _SPLIT_KIND = {("w", "p"): "wp", ("p", "p"): "p", ("p", "w"): "pw"}
@@ -423,6 +429,11 @@ def emit_module(precision: str, vlen: int, triple: str = "", data_layout: str = 
     em = _Emitter(mod, ft, vlen)
     c2c = em.emit_entry(precision)
     emit_four_step_passes(em, precision, c2c)
+    fn = mod.get_global
+    emit_four_step(mod, precision, vlen, {"columns": fn(columns_name(precision)), "c2c": c2c,
+                                          "rows_t": fn(rows_name(precision)), "transpose": fn(transpose_name(precision))})
+    emit_halves(mod, precision, vlen, {"c2c": c2c, "unzip": fn(unzip_name(precision)),
+                                       "combine": fn(combine_name(precision))})
     em.emit_pass_entry(precision)
     emit_planner(mod, precision, ft, vlen, c2c)
     emit_r2c_post(mod, precision, ft, vlen)
