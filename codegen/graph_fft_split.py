@@ -1,8 +1,9 @@
-"""One long transform of a compiled graph in the eager path's split (codegen/fft/plan.py's
-choose_split): the entry fills a job block with the plan constants, the call's arrays and a cached
-scratch buffer, and calls the FFT kernels' aot_fft_four_step or aot_fft_halves (the threads group,
-exported for the JIT by aot/fft/_native.py; a library links the whole kernel module, which holds
-them too), so a compiled transform runs on every core and gives the eager call's bits. Their thread
+"""Long transforms of a compiled graph (one row, or a batch row after row) in the eager path's
+split (codegen/fft/plan.py's choose_split): the entry fills a job block with the plan constants,
+the call's arrays and a cached scratch buffer, and calls the FFT kernels' aot_fft_four_step or
+aot_fft_halves (the threads group, exported for the JIT by aot/fft/_native.py; a library links the
+whole kernel module, which holds them too), so a compiled transform runs on every core and gives
+the eager call's bits (rfft and irfft too, through their half-length transforms). Their thread
 count is the build's (Host.split_ways): a library's NAME_set_num_threads does not reach them.
 """
 from __future__ import annotations
