@@ -248,3 +248,14 @@ def test_shared_library_splits_long_rows(tmp_path):
     assert np.array_equal(lib(x), afft.fft(x, norm="ortho"))
     wide = _data((1 << 17,), np.complex128)
     _check(lib(wide[::2]), np.fft.fft(wide[::2], norm="ortho"))
+
+
+@pytest.mark.parametrize("kind, n", [("rfft", 1 << 17), ("irfft", (1 << 16) + 1), ("rfft", 1 << 16)])
+def test_real_transforms_split_as_eager(kind, n):
+    """rfft and irfft run their half-length transform in the eager path's split."""
+    import aot.fft as afft
+
+    x = _data((n,), np.float64 if kind == "rfft" else np.complex128)
+    got = aot.compile(lambda x: getattr(np.fft, kind)(x))(x)
+    _check(got, getattr(np.fft, kind)(x))
+    assert np.array_equal(got, getattr(afft, kind)(x))
