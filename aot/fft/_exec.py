@@ -248,6 +248,7 @@ class _Halves:
 
 
 def _address(p) -> int:
+    """The address a cffi pointer holds, as an int (for the native job blocks)."""
     return int(ffi.cast("intptr_t", p))
 
 
@@ -349,10 +350,10 @@ def _split_over_threads(k, hdr, tw, sp, dp, n, main, dims, strides, flags, size,
     job = np.zeros(len(C2C_JOB), np.int64)
     job[[_JOB[f] for f in ("hdr", "tw", "howmany", "istride", "idist", "ostride", "odist", "flags", "scratch",
                            "scratch_values", "tasks", "tsrc", "tdst", "nthreads")]] = (
-        int(ffi.cast("intptr_t", hdr)), int(ffi.cast("intptr_t", tw)), howmany, strides[0], idist, strides[1], odist,
-        flags, int(ffi.cast("intptr_t", _scratch(region * threads, k))), region, *tasks, threads)
+        _address(hdr), _address(tw), howmany, strides[0], idist, strides[1], odist,
+        flags, _address(_scratch(region * threads, k)), region, *tasks, threads)
     job.view(np.float64)[_JOB["scale"]] = scale
-    src, dst = int(ffi.cast("intptr_t", sp)), int(ffi.cast("intptr_t", dp))
+    src, dst = _address(sp), _address(dp)
     item = 2 * k.real_dtype.itemsize
     block = ffi.cast("int64_t *", job.ctypes.data)
     for idx in itertools.product(*(range(c) for c, _, _ in dims)):

@@ -28,6 +28,7 @@ from ._exec import (
     _PARALLEL_MIN_WORK,
     HALVES_MIN_BYTES,
     PLANS,
+    _address,
     _batch_dims,
     _elem_strides,
     _flags,
@@ -228,7 +229,7 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
     entry.scratch_values = max(entry.scratch_values, size)
     blk = np.zeros(len(T), np.int64)
     blk[[T.c2c, T.plan, T.twiddles, T.howmany, T.istride, T.idist, T.ostride, T.odist, T.flags, T.scratch]] = (
-        _addr(k.c2c), plan.header.ctypes.data, plan.twiddles.ctypes.data, howmany, sstr[axis], idist, dstr[axis],
+        _address(k.c2c), plan.header.ctypes.data, plan.twiddles.ctypes.data, howmany, sstr[axis], idist, dstr[axis],
         odist, flags, scratch[0].ctypes.data)
     blk.view(np.float64)[T.scale] = scale
     blks = []
@@ -238,10 +239,6 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
         b[T.dst_offset] = cdt.itemsize * sum(i * o for i, (_, _, o) in zip(idx, dims))
         blks.append(b)
     return blks
-
-
-def _addr(fnptr) -> int:
-    return int(ffi.cast("intptr_t", fnptr))
 
 
 def _c2c_passes(a: np.ndarray, lengths, axes, forward: bool, norm):
@@ -320,7 +317,7 @@ def _r2c_entry(a: np.ndarray, n: int, norm) -> _Entry | None:
     k = kernels(_precision(cdt))
     roots = _real_roots(n, cdt)
     blk[T.odist] = h + 1  # the post pass's row distance (also right for one row)
-    blk[T.real_pass], blk[T.h], blk[T.roots] = _addr(k.r2c_post), h, roots.ctypes.data
+    blk[T.real_pass], blk[T.h], blk[T.roots] = _address(k.r2c_post), h, roots.ctypes.data
     blk.view(np.float64)[T.real_arg] = _api._scale(norm, n, True)
     entry.keep.append(roots)
     entry.add("r2c", _precision(cdt), [blk], True)
@@ -365,7 +362,7 @@ def _c2r_block(entry: _Entry, shape, sstr, cdt: np.dtype, n: int, norm):
     blk = blks[0]
     k = kernels(_precision(cdt))
     roots = _real_roots(n, cdt)
-    blk[T.real_pass], blk[T.h], blk[T.roots] = _addr(k.c2r_pre), h, roots.ctypes.data
+    blk[T.real_pass], blk[T.h], blk[T.roots] = _address(k.c2r_pre), h, roots.ctypes.data
     blk[T.real_arg] = dims[0][1] if dims else h + 1  # the input's row distance
     entry.keep.append(roots)
     return blk

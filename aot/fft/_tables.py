@@ -29,7 +29,7 @@ from ir.abi_slots import (
 )
 from ir.abi_slots import FFT_THUNK as T
 
-from ._exec import _aligned_empty
+from ._exec import _address, _aligned_empty
 
 _MAX_ELEMENTS = 1 << 14  # of an installed call's output: a few tens of us with the GIL held
 _H = len(FFT_CALL_HEADER)
@@ -128,12 +128,6 @@ def _calls(entry):
         keep.append(b)
         rows.append((_address(thunk), b.ctypes.data, int(from_input)))
     return rows, keep
-
-
-def _address(fnptr) -> int:
-    from ._native import ffi
-
-    return int(ffi.cast("intptr_t", fnptr))
 
 
 _SCRATCH: dict[str, np.ndarray] = {}  # per precision: the newest shared scratch

@@ -113,6 +113,22 @@ def _job_driver(mod: L.Module, name: str, job_fields: tuple, fields: tuple):
     return fn, b, args, slot
 
 
+def _over_threads(b, pfor, kern, args, total, nthreads, unit: int, chunk_slot=None) -> None:
+    """kern(args, lo, hi) over [0, total): on parallel_for's pool in chunks of ceil(total /
+    nthreads) whole `unit`s (stored in chunk_slot, where chunk kernels find their scratch region
+    as lo / chunk) when nthreads > 1, else here in one call."""
+    nthreads = b.select(b.icmp_signed("<", nthreads, i64(1)), i64(1), nthreads)
+    chunk = b.sdiv(b.sub(b.add(total, nthreads), i64(1)), nthreads)
+    chunk = b.mul(b.sdiv(b.add(chunk, i64(unit - 1)), i64(unit)), i64(unit))
+    if chunk_slot is not None:
+        b.store(chunk, chunk_slot)
+    with b.if_else(b.icmp_signed(">", nthreads, i64(1))) as (pool, here):
+        with pool:  # the chunk as the alignment: parallel_for cuts the same chunks
+            b.call(pfor, [kern, args, total, nthreads, chunk])
+        with here:
+            b.call(kern, [args, i64(0), total])
+
+
 def emit_c2c_split(mod: L.Module, precision: str, vlen: int, c2c: L.Function) -> L.Function:
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
     pfor = parallel_for(mod, join_at_unload=True)
@@ -286,18 +302,9 @@ def emit_four_step(mod: L.Module, precision: str, vlen: int, callees: dict) -> L
     kernels = _four_step_chunks(mod, precision, ft, callees)
     fn, b, args, slot = _job_driver(mod, four_step_name(precision), FOUR_STEP_JOB, _FOUR)
     m1, m2, nthreads = (b.load(slot[name], typ=I64) for name in ("m1", "m2", "nthreads"))
-    nthreads = b.select(b.icmp_signed("<", nthreads, i64(1)), i64(1), nthreads)
 
     def run(k: int, total, unit: int):
-        # ceil(total / nthreads) in whole units: the chunk, and parallel_for's alignment
-        chunk = b.sdiv(b.sub(b.add(total, nthreads), i64(1)), nthreads)
-        chunk = b.mul(b.sdiv(b.add(chunk, i64(unit - 1)), i64(unit)), i64(unit))
-        b.store(chunk, slot[f"chunk{k}"])
-        with b.if_else(b.icmp_signed(">", nthreads, i64(1))) as (pool, here):
-            with pool:
-                b.call(pfor, [kernels[k], args, total, nthreads, chunk])
-            with here:
-                b.call(kernels[k], [args, i64(0), total])
+        _over_threads(b, pfor, kernels[k], args, total, nthreads, unit, slot[f"chunk{k}"])
 
     run(1, m2, LANE_BLOCK * vlen)  # the columns, in lane blocks
     work = b.load(slot["work"], typ=I64)
@@ -358,11 +365,7 @@ def emit_halves(mod: L.Module, precision: str, vlen: int, callees: dict) -> L.Fu
     kernels = _halves_chunks(mod, precision, ft, callees)
     h, nthreads = (b.load(slot[name], typ=I64) for name in ("h", "nthreads"))
     for kern, total, unit in zip(kernels, (h, i64(2), h), (vlen, 1, vlen)):
-        with b.if_else(b.icmp_signed(">", nthreads, i64(1))) as (pool, here):
-            with pool:
-                b.call(pfor, [kern, args, total, nthreads, i64(unit)])
-            with here:
-                b.call(kern, [args, i64(0), total])
+        _over_threads(b, pfor, kern, args, total, nthreads, unit)
     b.ret_void()
     return fn
 
@@ -429,13 +432,6 @@ def emit_planes(mod: L.Module, precision: str, c2c: L.Function) -> L.Function:
                       kb.trunc(get("flags_cols"), I32), scale("scale_cols"), scratch])
     kb.ret_void()
     planes, nthreads = (b.load(slot[name], typ=I64) for name in ("planes", "nthreads"))
-    nthreads = b.select(b.icmp_signed("<", nthreads, i64(1)), i64(1), nthreads)
-    chunk = b.sdiv(b.sub(b.add(planes, nthreads), i64(1)), nthreads)
-    b.store(chunk, slot["chunk"])
-    with b.if_else(b.icmp_signed(">", nthreads, i64(1))) as (pool, here):
-        with pool:
-            b.call(pfor, [kern, args, planes, nthreads, chunk])
-        with here:
-            b.call(kern, [args, i64(0), planes])
+    _over_threads(b, pfor, kern, args, planes, nthreads, 1, slot["chunk"])
     b.ret_void()
     return fn
