@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import struct
 import sys
-from pathlib import Path
 
 from ir.logger import get_logger
 from ir.records import Record
@@ -214,9 +213,11 @@ def _string(data: bytes, table: int, table_size: int, k: int) -> str:
     return data[table + k : stop].decode("utf-8", "replace")
 
 
-def _sections(path: Path) -> tuple[bytes, str, list[tuple]]:
-    """(file bytes, struct byte order, section headers) of a 64-bit ELF file."""
-    data = path.read_bytes()
+def _sections(path) -> tuple[bytes, str, list[tuple]]:
+    """(file bytes, struct byte order, section headers) of a 64-bit ELF file (a str or PathLike:
+    pathlib is not imported, a warm start loads this module)."""
+    with open(path, "rb") as f:
+        data = f.read()
     hdr = read_header(data)
     if hdr.bits != 64:
         raise ElfError(f"{path}: only 64-bit ELF is supported")
@@ -224,7 +225,7 @@ def _sections(path: Path) -> tuple[bytes, str, list[tuple]]:
     return data, end, _section_headers(data, end)
 
 
-def read_needed(path: Path) -> list[str]:
+def read_needed(path) -> list[str]:
     """DT_NEEDED entries of a 64-bit ELF shared object."""
     data, end, sections = _sections(path)
     out = []
@@ -242,7 +243,7 @@ def read_needed(path: Path) -> list[str]:
     return out
 
 
-def read_version_needs(path: Path) -> dict[str, list[str]]:
+def read_version_needs(path) -> dict[str, list[str]]:
     """The symbol versions a 64-bit ELF shared object requires, per library (SHT_GNU_verneed):
     e.g. {"libc.so.6": ["GLIBC_2.2.5", "GLIBC_2.3"]}."""
     data, end, sections = _sections(path)

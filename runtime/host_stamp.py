@@ -25,9 +25,9 @@ def cpu_features() -> str | None:
 @functools.cache
 def llvmlite_stamp() -> str:
     """Size and mtime of llvmlite's package files (its LLVM library): a reinstall changes them."""
-    from importlib.util import find_spec
+    from importlib.machinery import PathFinder  # not importlib.util: 0.4 ms more on a warm start
 
-    spec = find_spec("llvmlite")
+    spec = PathFinder.find_spec("llvmlite")
     if spec is None or not spec.submodule_search_locations:
         return "no llvmlite"
     root = spec.submodule_search_locations[0]

@@ -18,9 +18,9 @@ and each load's lines are written at once, under a lock. Off, nothing here runs:
 """
 from __future__ import annotations
 
+import _thread  # not threading: a warm start imports nothing it does not use
 import contextvars
 import os
-import threading
 
 from ir.logger import get_logger
 
@@ -28,14 +28,14 @@ log = get_logger(__name__)
 
 ENV_VAR = "AOT_PERF_MAP"
 ENABLED = os.environ.get(ENV_VAR, "") not in ("", "0")
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _out: dict[int, int] = {}  # pid -> the open map file's descriptor (a forked child opens its own)
 _failed: list[str] = []  # why the map cannot be written (then nothing more is tried)
 
 
 def _reset_in_child() -> None:  # a lock another thread held at fork() would never be released
     global _lock
-    _lock = threading.Lock()
+    _lock = _thread.allocate_lock()
 
 
 if ENABLED and hasattr(os, "register_at_fork"):

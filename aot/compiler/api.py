@@ -15,9 +15,9 @@ entry serves runs eagerly with numpy and starts the capture and compile on the c
 """
 from __future__ import annotations
 
+import _thread  # not threading: a warm start imports nothing it does not use
 import functools
 import sys
-import threading
 import warnings
 from collections.abc import Callable
 
@@ -28,19 +28,21 @@ from ir.logger import get_logger
 from .._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
 from ..dask import any_dask
 from ..logs import artifact_logger
-from . import background, warm_start, watchdog
+from . import warm_start
 from .backends import lookup_backend
 from .guards import build_guards, free_variable_guards, leaf_sources
+from .in_flight import InFlight, check_flag
 
-# The tracer (capture, conversions, creations: the frontend and ops) is imported on the first
-# compile, not here: a warm start (warm_start.py) loads cached native code without it.
+# The tracer (capture, conversions, creations: the frontend and ops), the compile pool (watchdog,
+# background) and futures are imported when first needed, not here: a warm start
+# (warm_start.py) loads cached native code without them.
 
 log = get_logger(__name__)
 recompiles_log = artifact_logger("recompiles")
 guards_log = artifact_logger("guards")
 
 DEFAULT_CACHE_SIZE_LIMIT = 8
-_compiling = threading.local()
+_compiling = _thread._local()
 
 
 def is_compiling() -> bool:
@@ -114,12 +116,14 @@ class CompiledFunction:
         self._limit = cache_size_limit or self._options.pop("cache_size_limit", DEFAULT_CACHE_SIZE_LIMIT)
         self._timeout = self._options.pop("compile_timeout", None)
         if self._timeout is not None:
-            watchdog.check_budget(self._timeout)
-        self._async = background.check_flag(self._options.pop("async_compile", False))
-        self._background = background.InFlight()  # compiles running on the pool, by call signature
+            from .watchdog import check_budget
+
+            check_budget(self._timeout)
+        self._async = check_flag(self._options.pop("async_compile", False))
+        self._background = InFlight()  # compiles running on the pool, by call signature
         self._entries: list[CacheEntry] = []
         self._stats = CacheStats()
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         self._eager_reason: str | None = None
         self._dynamic_dims: set[tuple[int, int]] = set()  # (leaf index, dim) seen to change
         self._strided_leaves: set[int] = set()  # array leaves seen not C-contiguous after a compile
@@ -196,6 +200,8 @@ class CompiledFunction:
         if self._eager_reason is not None:
             return self._eager(args, kwargs)
         if self._async or self._background:
+            from . import background
+
             return background.miss(self, args, kwargs, leaves, spec)
         with self._lock:
             return self._miss(args, kwargs, leaves, spec)
@@ -336,6 +342,8 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
 
     def _overran(self, entry: CacheEntry) -> None:
+        from . import watchdog
+
         self._stats.compile_timeouts += 1
         budget = watchdog.compile_budget(self._timeout)
         warnings.warn(f"aot.compile: compiling {self._qualname} took longer than its budget of {budget:g} s "
@@ -407,6 +415,8 @@ class CompiledFunction:
         """(runner, None), or for the llvm backend past its budget (gm.forward, the compile's Future)."""
         if self._backend_name != "llvm":
             return self._call_backend(gm, example), None
+        from . import watchdog
+
         budget = watchdog.compile_budget(self._timeout)
         job = watchdog.submit(self._call_backend, gm, example, name=f"aot-compile {self._qualname}")
         if watchdog.wait(job, budget):
@@ -459,6 +469,8 @@ class CompiledFunction:
         """Start compiling an entry for calls like this one on the compile pool; returns an
         aot.futures.Future completed with the entry (its `guards.texts`), or the compile's error.
         An entry that already serves these arguments completes the future at once."""
+        from . import background
+
         return background.compile_async(self, args, kwargs)
 
     def reset(self) -> None:

@@ -28,47 +28,12 @@ from .._pytree import tree_flatten
 from ..futures import Future
 from ..logs import artifact_logger
 from . import watchdog
+from .in_flight import InFlight, check_flag  # noqa: F401 - the names api.py's callers know
 
 log = get_logger(__name__)
 recompiles_log = artifact_logger("recompiles")
 
 _SCALARS = (bool, int, float, complex, str, type(None))
-
-
-def check_flag(value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"aot.compile: options['async_compile'] must be True or False, got {value!r}")
-    return bool(value)
-
-
-class InFlight:
-    """One CompiledFunction's compiles running on the pool: signature -> Future of the entry."""
-
-    def __init__(self):
-        self._jobs: dict = {}
-        self.generation = 0  # advanced by forget(): compiles started before install nothing
-        self.error: BaseException | None = None  # a failed capture's: why every call runs eagerly
-
-    def __len__(self) -> int:
-        return len(self._jobs)
-
-    def get(self, sig) -> Future | None:
-        return self._jobs.get(sig)
-
-    def signatures(self) -> list:
-        return list(self._jobs)
-
-    def add(self, sig, job: Future) -> None:
-        self._jobs[sig] = job
-
-    def remove(self, sig, job: Future) -> None:
-        if self._jobs.get(sig) is job:
-            del self._jobs[sig]
-
-    def forget(self) -> None:
-        self._jobs.clear()
-        self.generation += 1
-        self.error = None
 
 
 def signature(cf, leaves: list, spec) -> tuple:

@@ -7,11 +7,12 @@ value.
 """
 from __future__ import annotations
 
+import _thread
 import ast
 import math
 import re
-import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -160,8 +161,20 @@ class GuardSpec(Record):
     non-array leaves must have; `extra`, the conditions on closure and global scalars;
     `contiguous`, the array leaves the entry's code reads as C-contiguous (a guard each)."""
 
-    __slots__ = ("texts", "shown", "readable", "sizes", "static_dims", "ranks", "consts", "extra", "env", "names",
-                 "all_arrays", "contiguous")
+    __slots__ = (
+        "all_arrays",
+        "consts",
+        "contiguous",
+        "env",
+        "extra",
+        "names",
+        "ranks",
+        "readable",
+        "shown",
+        "sizes",
+        "static_dims",
+        "texts",
+    )
 
     def __init__(self, texts, shown, readable, sizes, static_dims, ranks, consts, extra, env, names, all_arrays,
                  contiguous=()):
@@ -246,7 +259,7 @@ _OPS = {ast.Eq: "==", ast.LtE: "<=", ast.Lt: "<", ast.GtE: ">=", ast.Gt: ">"}
 # CPython 3.11 keeps the AST constructor's recursion depth in interpreter-wide state: two threads
 # parsing at once (concurrent compiles did, in the suite) can fail with "SystemError: AST
 # constructor recursion depth mismatch" (CPython gh-106905); parses are short, so ours take turns
-_AST_LOCK = threading.Lock()
+_AST_LOCK = _thread.allocate_lock()  # _thread: a warm start does not import threading
 
 
 def size_relations(text: str) -> list[tuple] | None:

@@ -168,11 +168,9 @@ def codegen_fingerprint() -> str:
 
     import codegen
 
-    from .fingerprint import _stamp_tree, sha256
+    from .fingerprint import tree_stamp
 
-    h = sha256()
-    _stamp_tree(os.path.dirname(os.path.abspath(codegen.__file__)), h)
-    return h.hexdigest()
+    return tree_stamp(os.path.dirname(os.path.abspath(codegen.__file__)))
 
 
 def compile_graph(gm, example_inputs, options: dict):

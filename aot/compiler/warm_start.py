@@ -19,9 +19,9 @@ which the dynamic loader applies when it loads it. Without `cc`, or with AOT_WAR
 """
 from __future__ import annotations
 
+import _thread
 import marshal
 import os
-import threading
 
 import numpy as np
 
@@ -34,9 +34,9 @@ log = get_logger(__name__)
 ENV_VAR = "AOT_WARM_START"
 _FORMAT = 3  # of the record (2: its trampoline is aot_call_strided; 3: inputs say whether the code
 # reads them as C-contiguous); other formats are ignored
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading is imported when a record is written
 _queue: list[tuple] = []  # records to link and store, in order, by one worker thread at a time
-_worker: list[threading.Thread] = []
+_worker: list = []  # the linking thread, while it runs
 
 
 def enabled(options: dict) -> bool:
@@ -136,6 +136,8 @@ def record(key: str, entry) -> None:
     with _lock:
         _queue.append((key, entry.runner, entry.out_spec == LeafSpec))
         if not _worker:
+            import threading
+
             _worker.append(threading.Thread(target=_work, name="aot-warm-start-link"))
             _worker[0].start()
 

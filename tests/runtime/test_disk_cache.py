@@ -22,7 +22,7 @@ def test_put_get_roundtrip(tmp_path):
 def test_corrupt_entry_is_discarded(tmp_path):
     c = DiskCache(tmp_path)
     k = cache_key("a")
-    p = c.put(k, b"payload" * 100)
+    p = Path(c.put(k, b"payload" * 100))
     blob = bytearray(p.read_bytes())
     blob[-3] ^= 0xFF
     p.write_bytes(bytes(blob))
@@ -33,7 +33,7 @@ def test_corrupt_entry_is_discarded(tmp_path):
 def test_truncated_entry_is_discarded(tmp_path):
     c = DiskCache(tmp_path)
     k = cache_key("b")
-    p = c.put(k, b"payload")
+    p = Path(c.put(k, b"payload"))
     p.write_bytes(p.read_bytes()[:5])
     assert c.get(k) is None
 
@@ -77,6 +77,6 @@ def test_default_dir_is_platformdirs_user_cache_dir(monkeypatch, xdg):
         monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     else:
         monkeypatch.setenv("XDG_CACHE_HOME", xdg)
-    assert default_cache_dir() == Path(platformdirs.user_cache_dir("aot"))
+    assert Path(default_cache_dir()) == Path(platformdirs.user_cache_dir("aot"))
     monkeypatch.setenv("AOT_CACHE_DIR", "/elsewhere")
-    assert default_cache_dir() == Path("/elsewhere")
+    assert Path(default_cache_dir()) == Path("/elsewhere")
