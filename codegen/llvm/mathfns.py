@@ -2,8 +2,8 @@
 
 Vectors call glibc's libmvec variants (`_ZGVeN8v_sin`: AVX-512, 8 x f64; `_ZGVdN8v_sinf`: AVX2,
 8 x f32; ...) when the Target names "libmvec" as its vector library, otherwise each lane calls
-the scalar function; exp of 16 x float32 on AVX-512 is inline instead (expf.py: a libmvec call
-per vector made a softmax's exp 1.7x slower than torch's). Scalars call the Target's math
+the scalar function; exp of full AVX-512 vectors (16 x f32, 8 x f64) is inline instead
+(inline_exp.py: a libmvec call per vector made exp 1.7x slower than torch's). Scalars call the Target's math
 library (`Target.math_library`: "libm", C's names; MATH_LIBRARIES). The choice is made from the
 Target, never from the host. glibc >= 2.35 exports every name in LIBMVEC_FUNCS for the b/c/d/e
 ISA variants (`nm -D libmvec.so.1`).
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from . import expf
+from . import inline_exp
 from .context import LowerCtx
 from .types import F32, F64
 
@@ -117,8 +117,8 @@ def libm(ctx: LowerCtx, name: str, *args):
         wide_t = L.VectorType(F64, t.count) if isinstance(t, L.VectorType) else F64
         wide = [ctx.builder.fpext(a, wide_t) for a in args]
         return ctx.builder.fptrunc(_libm_f64(ctx, name, wide), t)
-    if name == "exp" and expf.applies(ctx, t):
-        return expf.exp(ctx, args[0])
+    if name == "exp" and inline_exp.applies(ctx, t):
+        return inline_exp.exp(ctx, args[0])
     scalar_name = scalar_math_name(ctx, name, elem)
     if isinstance(t, L.VectorType):
         vname = libmvec_name(ctx, name, elem, t.count)
