@@ -30,10 +30,17 @@ import sys
 import time
 from collections.abc import Callable
 
+SETTLE = 0.3  # seconds: OpenMP workers (torch's, numba's) spin this long after their last job
+
 
 def median_time(fn: Callable[[], object], *, min_time: float = 0.2, min_runs: int = 5,
-                max_runs: int = 10_000) -> float:
-    """Median seconds of one call to fn, after one warm-up call."""
+                max_runs: int = 10_000, settle: float = SETTLE) -> float:
+    """Median seconds of one call to fn, after `settle` seconds of sleep and one warm-up call: the
+    previous contestant's spinning OpenMP workers (KMP_BLOCKTIME 200 ms, GOMP_SPINCOUNT) would
+    otherwise take the cores from this one's threads (on 2 cores, tools/bench_elementwise.py's
+    float64 chain at N=1e7, timed right after torch.compile: aot 106 ms without it, 20-30 ms with
+    it, 18 ms in a process of its own)."""
+    time.sleep(settle)
     fn()
     times: list[float] = []
     start = time.perf_counter()
