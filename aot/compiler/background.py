@@ -28,7 +28,6 @@ from .._pytree import tree_flatten
 from ..futures import Future
 from ..logs import artifact_logger
 from . import watchdog
-from .in_flight import InFlight, check_flag  # noqa: F401 - the names api.py's callers know
 
 log = get_logger(__name__)
 recompiles_log = artifact_logger("recompiles")
