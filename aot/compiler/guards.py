@@ -161,20 +161,8 @@ class GuardSpec(Record):
     non-array leaves must have; `extra`, the conditions on closure and global scalars;
     `contiguous`, the array leaves the entry's code reads as C-contiguous (a guard each)."""
 
-    __slots__ = (
-        "all_arrays",
-        "consts",
-        "contiguous",
-        "env",
-        "extra",
-        "names",
-        "ranks",
-        "readable",
-        "shown",
-        "sizes",
-        "static_dims",
-        "texts",
-    )
+    __slots__ = ("texts", "shown", "readable", "sizes", "static_dims", "ranks", "consts", "extra", "env", "names",
+                 "all_arrays", "contiguous")
 
     def __init__(self, texts, shown, readable, sizes, static_dims, ranks, consts, extra, env, names, all_arrays,
                  contiguous=()):
