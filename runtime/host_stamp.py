@@ -28,6 +28,10 @@ def llvmlite_stamp() -> str:
     from importlib.machinery import PathFinder  # not importlib.util: 0.4 ms more on a warm start
 
     spec = PathFinder.find_spec("llvmlite")
+    if spec is None:  # installed behind another finder (an editable install's): ask them all
+        from importlib.util import find_spec
+
+        spec = find_spec("llvmlite")
     if spec is None or not spec.submodule_search_locations:
         return "no llvmlite"
     root = spec.submodule_search_locations[0]
