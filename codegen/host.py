@@ -388,6 +388,7 @@ class CpuHost(ProfiledLaunches, Host):
                 b.call(self._free, [p])
 
     def _internal_global(self, ty: L.Type, what: str) -> L.GlobalVariable:
+        """A zero-initialised module-internal global of `ty`."""
         g = L.GlobalVariable(self.module, ty, name=self.symbol(what))
         g.linkage = "internal"
         g.initializer = L.Constant(ty, None)
@@ -403,10 +404,7 @@ class CpuHost(ProfiledLaunches, Host):
         return fn
 
     def plan_slot(self, release: str, what: str = "fft_plan") -> L.Value:
-        t = L.ArrayType(I64, 2)
-        slot = L.GlobalVariable(self.module, t, name=self.symbol(f"{what}_slot"))
-        slot.linkage = "internal"
-        slot.initializer = L.Constant(t, [0, 0])
+        slot = self._internal_global(L.ArrayType(I64, 2), f"{what}_slot")
         if self.options.library:  # the JIT never unloads code: its slots live as long as the process
             on_unload(self.module, self._slot_cleanup(slot, release, what))
         return slot

@@ -17,6 +17,7 @@ The JSON record of a run:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import gc
 import importlib
@@ -44,17 +45,24 @@ def median_time(fn: Callable[[], object], *, min_time: float = 0.2, min_runs: in
     fn()
     times: list[float] = []
     start = time.perf_counter()
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
+    with _no_gc():
         while len(times) < max_runs and (len(times) < min_runs or time.perf_counter() - start < min_time):
             t0 = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t0)
-    finally:
-        if gc_was:
-            gc.enable()
     return statistics.median(times)
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """The garbage collector off (a collection inside a timed call is not the call's cost)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def interleaved_medians(fns: dict, *, min_time: float = 0.2, rounds: int = 7) -> dict:
@@ -64,9 +72,7 @@ def interleaved_medians(fns: dict, *, min_time: float = 0.2, rounds: int = 7) ->
     for fn in fns.values():
         fn()
     times: dict = {name: [] for name in fns}
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
+    with _no_gc():
         for _ in range(rounds):
             for name, fn in fns.items():
                 start = time.perf_counter()
@@ -77,9 +83,6 @@ def interleaved_medians(fns: dict, *, min_time: float = 0.2, rounds: int = 7) ->
                     times[name].append(t1 - t0)
                     if t1 - start >= min_time / rounds:
                         break
-    finally:
-        if gc_was:
-            gc.enable()
     return {name: statistics.median(v) for name, v in times.items()}
 
 

@@ -26,6 +26,7 @@ from codegen.fft.names import (
     four_step_scratch,
     halves_scratch,
     scratch_values,
+    whole_lines,
 )
 from codegen.fft.plan import HALVES_MIN_BYTES, choose_split, four_step_tables, halves_tables
 from codegen.fft.plan import machine_cores as _machine_cores
@@ -255,7 +256,7 @@ def _address(p) -> int:
 def split_of(plan: DirectPlan, k) -> _FourStep | _Halves | None:
     """The plan's split form (made on first use; codegen/fft/plan.py's choose_split): its halves or
     its four steps, or None."""
-    fs = plan.__dict__.get("_four_step", False)
+    fs = plan.__dict__.get("_split", False)
     if fs is False:
         choice = choose_split(plan.n, plan.cdtype.itemsize, k.vlen, LANE_BLOCK, _machine_cores())
         fs = None
@@ -263,7 +264,7 @@ def split_of(plan: DirectPlan, k) -> _FourStep | _Halves | None:
             fs = _Halves(k, plan.cdtype, plan.n)
         elif choice is not None:
             fs = _FourStep(k, plan.cdtype, choice[1], choice[2], square=choice[3])
-        plan._four_step = fs
+        plan._split = fs
     return fs
 
 
@@ -346,7 +347,7 @@ def _split_over_threads(k, hdr, tw, sp, dp, n, main, dims, strides, flags, size,
         tasks = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i)))
     elif not flags & FLAG_LANES:  # transforms run one at a time anyway: each its own task
         tasks, (howmany, idist, odist) = main, (1, 0, 0)
-    region = -(-size // 16) * 16  # whole cache lines a thread
+    region = whole_lines(size)  # a thread's
     job = np.zeros(len(C2C_JOB), np.int64)
     job[[_JOB[f] for f in ("hdr", "tw", "howmany", "istride", "idist", "ostride", "odist", "flags", "scratch",
                            "scratch_values", "tasks", "tsrc", "tdst", "nthreads")]] = (
@@ -389,7 +390,7 @@ def run_planes(src: np.ndarray, dst: np.ndarray, forward: bool, scales: tuple) -
     flags_rows, size_rows = _flags(forward, n2, n2, n1, k.vlen)
     flags_cols, size_cols = _flags(forward, n1, 1, n2, k.vlen)
     threads = num_threads()
-    region = -(-max(size_rows, size_cols) // 16) * 16
+    region = whole_lines(max(size_rows, size_cols))
     job = np.zeros(len(PLANES_JOB), np.int64)
     job[[_PLANES[f] for f in ("hdr_rows", "tw_rows", "hdr_cols", "tw_cols", "src", "dst", "planes", "sdist", "ddist",
                               "n1", "n2", "flags_rows", "flags_cols", "scratch", "region", "nthreads")]] = (

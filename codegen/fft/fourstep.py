@@ -60,12 +60,24 @@ from .names import (
     unzip_name,
 )
 
+# the functions' types (groups.py's import stubs declare them too)
+COLUMNS_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, PTR, PTR, PTR])
+TRANSPOSE_TYPE = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64])
+UNZIP_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, I64, I64, I64])
+
+
+def combine2_type(ft: L.Type) -> L.FunctionType:
+    return L.FunctionType(L.VoidType(), [PTR, I64, PTR, PTR, I64, I32, ft, I64, I64])
+
+
+def rows_t_type(ft: L.Type) -> L.FunctionType:
+    return L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, ft, PTR])
+
 
 def emit_columns(em, precision: str) -> L.Function:
     """The function above, on module.py's _Emitter `em` (its lane runners and block gather)."""
     ft, vl, v, w = em.ft, em.vlen, em.v, em.w
-    fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, PTR, PTR, PTR])
-    fn = L.Function(em.mod, fnty, name=columns_name(precision))
+    fn = L.Function(em.mod, COLUMNS_TYPE, name=columns_name(precision))
     hdr, tw, src, dst, lo, hi, stride, flags, wa, wb, scratch = fn.args
     b = Builder(fn.append_basic_block("entry"))
     n = b.load(hdr, typ=I64)
@@ -97,8 +109,7 @@ def emit_transpose(em, precision: str) -> L.Function:
     """The transpose above: each block's rows load as Wide vectors, their re and im parts
     transpose in registers (layouts.Wide._transpose) and store as the mirror block's rows."""
     vl, w = em.vlen, em.w
-    fnty = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64])
-    fn = L.Function(em.mod, fnty, name=transpose_name(precision))
+    fn = L.Function(em.mod, TRANSPOSE_TYPE, name=transpose_name(precision))
     a, m, lo, hi = fn.args
     b = Builder(fn.append_basic_block("entry"))
     nb = b.sdiv(m, i64(vl))
@@ -142,8 +153,7 @@ ROWS_T_BLOCK = 4
 def emit_rows_transposed(em, precision: str, c2c: L.Function) -> L.Function:
     """aot_fft_rows_t above; `c2c` is the module's c2c entry."""
     ft, vl, w = em.ft, em.vlen, em.w
-    fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, ft, PTR])
-    fn = L.Function(em.mod, fnty, name=rows_name(precision))
+    fn = L.Function(em.mod, rows_t_type(ft), name=rows_name(precision))
     hdr, tw, work, dst, lo, hi, m1, flags, scale, scratch = fn.args
     b = Builder(fn.append_basic_block("entry"))
     m2 = b.load(hdr, typ=I64)
@@ -168,8 +178,7 @@ def emit_rows_transposed(em, precision: str, c2c: L.Function) -> L.Function:
 def emit_combine2(em, precision: str) -> L.Function:
     """aot_fft_combine2 above."""
     ft, vl, v, w = em.ft, em.vlen, em.v, em.w
-    fnty = L.FunctionType(L.VoidType(), [PTR, I64, PTR, PTR, I64, I32, ft, I64, I64])
-    fn = L.Function(em.mod, fnty, name=combine_name(precision))
+    fn = L.Function(em.mod, combine2_type(ft), name=combine_name(precision))
     x, h, lo_t, hi_t, shift, flags, scale, klo, khi = fn.args
     b = Builder(fn.append_basic_block("entry"))
     forward = b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_FORWARD)), L.Constant(I32, 0))
@@ -193,7 +202,7 @@ def emit_combine2(em, precision: str) -> L.Function:
 def emit_unzip2(em, precision: str) -> L.Function:
     """aot_fft_unzip2 above."""
     vl, w = em.vlen, em.w
-    fn = L.Function(em.mod, L.FunctionType(L.VoidType(), [PTR, PTR, I64, I64, I64]), name=unzip_name(precision))
+    fn = L.Function(em.mod, UNZIP_TYPE, name=unzip_name(precision))
     x, dst, h, klo, khi = fn.args
     b = Builder(fn.append_basic_block("entry"))
     mask_ty = L.VectorType(I32, vl)

@@ -2,8 +2,8 @@
 builds, caches and loads only what its plans need (the whole module takes seconds at O3).
 
 Groups (names.group_of):
-    ("core",)              the c2c entry, the pass entry and the real passes: module.py's interpreters, calling every pass through
-                           the import table
+    ("core",)              the c2c entry, the pass entry and the real passes: module.py's
+                           interpreters, calling every pass through the import table
     ("radix", r, forward)  the codelet passes of radix r in one direction, every layout
     ("generic", forward)   the generic odd-radix passes
     ("planner",)           the run-time planner (planner.py), calling c2c through the table
@@ -25,7 +25,14 @@ from llvmlite import ir as L
 
 from ..kernels.parallel import as_callee
 from ..llvm.builder import Builder
-from .fourstep import emit_four_step_passes
+from .fourstep import (
+    COLUMNS_TYPE,
+    TRANSPOSE_TYPE,
+    UNZIP_TYPE,
+    combine2_type,
+    emit_four_step_passes,
+    rows_t_type,
+)
 from .layouts import I64, PTR, i64, layouts_of
 from .module import _Emitter
 from .names import (
@@ -47,18 +54,13 @@ from .passes import emit_keyed_pass
 from .planner import emit_planner
 from .real import emit_c2r_pre, emit_r2c_post
 from .threads import (
-    COLUMNS_TYPE,
     PASS_ENTRY_TYPE,
-    TRANSPOSE_TYPE,
-    UNZIP_TYPE,
-    combine2_type,
     emit_c2c_split,
     emit_four_step,
     emit_halves,
     emit_planes,
     emit_real_shared,
     emit_shared,
-    rows_t_type,
 )
 
 _PASS_ARGS = [I64, I64, PTR, PTR, PTR, I64, I64]  # passes.py's signature; generic passes add (cs, ip)

@@ -28,16 +28,23 @@ def scratch_values(n: int, vlen: int, idist: int, flags: int) -> int:
     if not flags & FLAG_LANES:
         return SCRATCH_PER_LANE * n
     return SCRATCH_PER_LANE * n * vlen * lane_block(n, idist, flags)
+
+
+def whole_lines(values: int) -> int:
+    """`values` of T rounded up to whole 64-byte cache lines (of the largest T, complex128's 16)."""
+    return -(-values // 16) * 16
+
+
 def four_step_scratch(m1: int, m2: int, square: bool, vlen: int) -> tuple[int, int]:
     """(work values, values per thread) of a four-step transform's scratch (threads.py): the work
     array (none for a square split), then one region a thread, in whole cache lines."""
     region = max(scratch_values(m1, vlen, 1, FLAG_LANES | FLAG_BLOCK), scratch_values(m2, vlen, m2, 0))
-    return (0 if square else -(-2 * m1 * m2 // 16) * 16), -(-region // 16) * 16
+    return (0 if square else whole_lines(2 * m1 * m2)), whole_lines(region)
 
 
 def halves_scratch(h: int, vlen: int) -> int:
     """Values of T a half of a two-halves transform needs (threads.py: two of them)."""
-    return -(-scratch_values(h, vlen, 1, 0) // 16) * 16
+    return whole_lines(scratch_values(h, vlen, 1, 0))
 
 
 # aot_fft_c2c_split_{p}'s job block (threads.py), int64 words; `scale` holds a double's bits

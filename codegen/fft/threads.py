@@ -83,19 +83,6 @@ from .real import emit_c2r_pre_part, emit_r2c_post_part
 
 # module.py's emit_pass_entry: (plan, tw, f, src, dst, lo, hi, flags)
 PASS_ENTRY_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, I64, PTR, PTR, I64, I64, I32])
-# fourstep.py's columns (plan, tw, src, dst, lo, hi, stride, flags, wa, wb, scratch), transpose
-# (a, m, lo, hi) and rows_t (plan, tw, work, dst, lo, hi, m1, flags, scale, scratch)
-COLUMNS_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, PTR, PTR, PTR])
-TRANSPOSE_TYPE = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64])
-UNZIP_TYPE = L.FunctionType(L.VoidType(), [PTR, PTR, I64, I64, I64])  # fourstep.py's unzip2
-
-
-def combine2_type(ft: L.Type) -> L.FunctionType:
-    return L.FunctionType(L.VoidType(), [PTR, I64, PTR, PTR, I64, I32, ft, I64, I64])
-
-
-def rows_t_type(ft: L.Type) -> L.FunctionType:
-    return L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, I64, I64, I64, I32, ft, PTR])
 _ARGS = ("hdr", "tw", "f", "src", "dst", "flags")  # the chunk kernel's argument block (i64 slots)
 _SPLIT = C2C_JOB + ("chunk", "by_task", "task")  # the job, then the chunk kernel's own words
 
@@ -111,6 +98,25 @@ def _job_driver(mod: L.Module, name: str, job_fields: tuple, fields: tuple):
     for i, f in enumerate(job_fields):
         b.store(b.load(b.gep(job, [i64(i)], source_etype=I64), typ=I64), slot[f])
     return fn, b, args, slot
+
+
+class _Words:
+    """A chunk kernel's view of its argument block: the i64 words of `fields` by name, as integers,
+    pointers (moved by `values` of T) or the scale doubles' bits as T."""
+
+    def __init__(self, b, args, fields: tuple, ft: L.Type):
+        self.b, self.args, self.fields, self.ft = b, args, fields, ft
+
+    def get(self, name: str):
+        return self.b.load(self.b.gep(self.args, [i64(self.fields.index(name))], source_etype=I64), typ=I64)
+
+    def ptr(self, name: str, values=None):
+        p = self.b.inttoptr(self.get(name), PTR)
+        return p if values is None else self.b.gep(p, [values], source_etype=self.ft)
+
+    def scale(self, name: str = "scale"):
+        v = self.b.bitcast(self.get(name), L.DoubleType())
+        return v if isinstance(self.ft, L.DoubleType) else self.b.fptrunc(v, self.ft)
 
 
 def _over_threads(b, pfor, kern, args, total, nthreads, unit: int, chunk_slot=None) -> None:
@@ -326,18 +332,11 @@ def _four_step_chunks(mod: L.Module, precision: str, ft: L.Type, callees: dict) 
     def kernel(k: int):
         fn, b = new_kernel(mod, f"aot_fft_four_step_pass{k}_{precision}")
         args, lo, hi = fn.args
-
-        def get(name):
-            return b.load(b.gep(args, [i64(_FOUR.index(name))], source_etype=I64), typ=I64)
-
-        def ptr(name):
-            return b.inttoptr(get(name), PTR)
-
+        words = _Words(b, args, _FOUR, ft)
+        get, ptr = words.get, words.ptr
         m1, m2, flags = get("m1"), get("m2"), b.trunc(get("flags"), I32)
-        region = b.mul(b.sdiv(lo, get(f"chunk{k}")), get("region"))  # values of T
-        scratch = b.gep(ptr("scratch"), [region], source_etype=ft)
-        scale = b.bitcast(get("scale"), L.DoubleType())
-        scale = scale if precision == "f64" else b.fptrunc(scale, ft)
+        scratch = ptr("scratch", b.mul(b.sdiv(lo, get(f"chunk{k}")), get("region")))
+        scale = words.scale()
         if k == 1:
             out = b.select(b.icmp_signed("!=", get("work"), i64(0)), ptr("work"), ptr("dst"))
             b.call(callees["columns"], [ptr("hdr1"), ptr("tw1"), ptr("src"), out, lo, hi, m2, flags, ptr("wa"),
@@ -377,17 +376,10 @@ def _halves_chunks(mod: L.Module, precision: str, ft: L.Type, callees: dict) -> 
     def kernel(k: int):
         fn, b = new_kernel(mod, f"aot_fft_halves_pass{k}_{precision}")
         args, lo, hi = fn.args
-
-        def get(name):
-            return b.load(b.gep(args, [i64(HALVES_JOB.index(name))], source_etype=I64), typ=I64)
-
-        def ptr(name, values=None):  # a pointer of the job, moved by `values` of T
-            p = b.inttoptr(get(name), PTR)
-            return p if values is None else b.gep(p, [values], source_etype=ft)
-
+        words = _Words(b, args, HALVES_JOB, ft)
+        get, ptr = words.get, words.ptr
         h, flags = get("h"), b.trunc(get("flags"), I32)
-        scale = b.bitcast(get("scale"), L.DoubleType())
-        scale = scale if precision == "f64" else b.fptrunc(scale, ft)
+        scale = words.scale()
         if k == 1:
             b.call(callees["unzip"], [ptr("src"), ptr("dst"), h, lo, hi])
         elif k == 2:
@@ -410,22 +402,13 @@ def emit_planes(mod: L.Module, precision: str, c2c: L.Function) -> L.Function:
     fn, b, args, slot = _job_driver(mod, planes_name(precision), PLANES_JOB, fields)
     kern, kb = new_kernel(mod, f"aot_fft_planes_chunk_{precision}")
     kargs, lo, hi = kern.args
-
-    def get(name):
-        return kb.load(kb.gep(kargs, [i64(fields.index(name))], source_etype=I64), typ=I64)
-
-    def ptr(name, elements=None):  # a complex array's pointer, moved by `elements`
-        p = kb.inttoptr(get(name), PTR)
-        return p if elements is None else kb.gep(p, [kb.shl(elements, i64(1))], source_etype=ft)
-
-    def scale(name):
-        v = kb.bitcast(get(name), L.DoubleType())
-        return v if precision == "f64" else kb.fptrunc(v, ft)
-
-    scratch = kb.gep(ptr("scratch"), [kb.mul(kb.sdiv(lo, get("chunk")), get("region"))], source_etype=ft)
+    words = _Words(kb, kargs, fields, ft)
+    get, ptr, scale = words.get, words.ptr, words.scale
+    scratch = ptr("scratch", kb.mul(kb.sdiv(lo, get("chunk")), get("region")))
     n1, n2 = get("n1"), get("n2")
-    with for_range(kb, lo, hi, name="t", unroll=False) as t:
-        src, dst = ptr("src", kb.mul(t, get("sdist"))), ptr("dst", kb.mul(t, get("ddist")))
+    with for_range(kb, lo, hi, name="t", unroll=False) as t:  # complex elements: two values each
+        src = ptr("src", kb.shl(kb.mul(t, get("sdist")), i64(1)))
+        dst = ptr("dst", kb.shl(kb.mul(t, get("ddist")), i64(1)))
         kb.call(c2c, [ptr("hdr_rows"), ptr("tw_rows"), src, dst, n1, i64(1), n2, i64(1), n2,
                       kb.trunc(get("flags_rows"), I32), scale("scale_rows"), scratch])
         kb.call(c2c, [ptr("hdr_cols"), ptr("tw_cols"), dst, dst, n2, n2, i64(1), n2, i64(1),
