@@ -116,6 +116,8 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
     records and dim rows, outputs made (or taken), the entry called, the outputs returned."""
     from llvmlite import ir as L
 
+    from .block_cache import add_block_functions
+    from .block_cache import new_array as new_array_call
     from .kernels.parallel import as_callee
     from .llvm.builder import Builder, module_text
     from .llvm.loops import alloca, for_range
@@ -124,6 +126,7 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
     table, P, D = S.STRIDED_CALL, S.STRIDED_PLAN, S.STRIDED_DIM
     H, F = table.header, table.fields
     mod, fn = _builtin(table)
+    add_block_functions(mod, table.symbol)
     this, objs, nargs = fn.args
     b = Builder(fn.append_basic_block("entry"))
     none_block = fn.append_basic_block("none")  # not ours: return None (the caller's general path)
@@ -219,17 +222,22 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
         b.cbranch(alloc, make, given)
         b.position_at_end(make)
         base = load(mpos)
+        b.store(slot(b.add(rec, c(F.itemsize))), size)  # the output's bytes
         with for_range(b, c(0), nd, name="od") as k:
             same = dim_row(k, "same")
             dk = b.select(b.icmp_signed("<", same, c(0)), dim_row(k, "lo"), earlier(same))
             b.store(dk, at(meta, b.add(base, k)))
+            b.store(b.mul(load(size), dk), size)
         typenum = b.trunc(slot(load(rows)), I32)
         zero = L.Constant(I32, 0)
-        made_o = capi("new_array", PTR, new_array, [b.inttoptr(ndarray_type, PTR), b.trunc(nd, I32),
-                                                     at(meta, base), typenum, null, null, zero, zero, null])
+        made_o = new_array_call(
+            b, fn, as_callee(slot(b.add(plan, c(P.new_array)), PTR), L.FunctionType(PTR, new_array)),
+            [b.inttoptr(ndarray_type, PTR), b.trunc(nd, I32), at(meta, base), typenum, null, null, zero, zero, null],
+            load(size), *(slot(b.add(plan, c(getattr(P, x))), *t) for x, *t in
+                          (("set_handler", PTR), ("handler",), ("handler_bytes",), ("decref", PTR))))
         failed, fine = fn.append_basic_block("alloc_failed"), fn.append_basic_block("made")
         b.cbranch(b.icmp_unsigned("==", made_o, null), failed, fine)
-        b.position_at_end(failed)  # numpy set MemoryError: drop the outputs made so far, raise it
+        b.position_at_end(failed)  # numpy raised (MemoryError): drop the outputs made so far, raise it
         release(n_in, load(made))
         b.ret(null)
         b.position_at_end(fine)
@@ -287,6 +295,7 @@ def fft_thunks_ir(precision: str, offsets: dict[str, int]) -> str:
     (ir.abi_slots.ARRAY_FIELDS) are at `offsets` bytes."""
     from llvmlite import ir as L
 
+    from .block_cache import add_block_functions
     from .kernels.parallel import as_callee
     from .llvm.builder import Builder, module_text
     from .llvm.types import F32, F64, I8, I32, I64, PTR, VOID
@@ -338,6 +347,7 @@ def fft_thunks_ir(precision: str, offsets: dict[str, int]) -> str:
             c2c(dst, dst)
         b.ret_void()
     _fft_call(mod, precision, offsets)
+    add_block_functions(mod, f"aot_fft_call_{precision}")  # for runtime/blocks.py (the general path's arrays)
     return module_text(mod)
 
 
@@ -482,7 +492,7 @@ class Helpers:
     @functools.cached_property
     def digest(self) -> str:
         h = sha256()
-        for path in (Path(__file__), Path(S.__file__), _POOL_SOURCE):
+        for path in (Path(__file__), Path(S.__file__), _POOL_SOURCE, Path(__file__).with_name("block_cache.py")):
             h.update(path.read_bytes())
         return h.hexdigest()[:32]
 

@@ -82,11 +82,12 @@ STRIDED_CALL = ObjectTable(
     Slots(("entry", "n_objects", "n_meta", "ndarray_type", "n_inputs", *PY_HEADER)),
     Slots(("descr", "rank", "itemsize", "contiguous")),
 )
-# C API the plan calls: `call_fail` (PyObject_CallFunctionObjArgs), `incref`/`decref` (Py_IncRef,
+# C API the plan calls (outputs of at least `handler_bytes` bytes are made with numpy's memory
+# handler `handler` current, when not 0: see BLOCK_CACHE), `call_fail` (PyObject_CallFunctionObjArgs), `incref`/`decref` (Py_IncRef,
 # Py_DecRef), `tuple_new`/`tuple_set` (PyTuple_New, PyTuple_SetItem); `none` and `fail` are objects
 # (id()), kept alive by the context's owner.
 STRIDED_PLAN = Slots(("alloc", "new_array", "unwrap", "fail", "call_fail", "incref", "decref", "none",
-                      "tuple_new", "tuple_set"))
+                      "tuple_new", "tuple_set", *("set_handler", "handler", "handler_bytes")))
 STRIDED_DIM = Slots(("lo", "hi", "same"))
 DIM_MAX = 2**63 - 1  # hi of an unbounded dim
 
@@ -126,3 +127,27 @@ FFT_CALL_ROW = len(FFT_CALL_RECORD) + 3 * FFT_CALL_DIMS + 3 * FFT_CALL_CALLS  # 
 # the in-process JIT's one thread pool (codegen/kernels/parallel.py's parallel_for, loaded once per
 # process by runtime.jit.shared_pool and resolvable by every engine): compiled graphs call it by name
 SHARED_PARALLEL_FOR = "aot_jit_parallel_for"
+
+# Large outputs reuse freed blocks (runtime/blocks.py): the kernel zeroes every page a process maps
+# fresh, and glibc maps each block of 32 MB or more fresh on every malloc, which costs as much as a
+# large elementwise call itself. The arrays aot makes of at least `min_bytes` (the call builtins'
+# `handler_bytes`) are allocated with a numpy memory handler (NEP 49, `handler`: its capsule) made
+# current only around their PyArray_New (`set_handler`: numpy's PyDataMem_SetHandler), so numpy's
+# own arrays never see it; the array keeps the handler, whose free puts the block into a cache of
+# at most BLOCK_ROWS blocks and `max_bytes` bytes (the oldest evicted first) and whose malloc takes
+# the smallest cached block within a quarter of the size asked for.
+# The handler's functions (codegen/block_cache.py) are emitted with each call builtin's module as
+# `{module}_block_{name}` for name in BLOCK_FUNCTIONS: malloc, calloc, realloc and free with numpy's
+# PyDataMemAllocator signatures (ctx: the BLOCK_CACHE block), and trim(ctx), which frees every
+# cached block. The block: BLOCK_CACHE's slots (`lock`: a spin lock, 0 or 1; `clock`: the last
+# stamp), then BLOCK_ROWS rows of BLOCK_ROW (`ptr` 0: an empty row).
+BLOCK_CACHE = Slots(("lock", "min_bytes", "max_bytes", "cached_bytes", "clock"))
+BLOCK_ROW = Slots(("ptr", "size", "stamp"))
+BLOCK_ROWS = 8
+BLOCK_FUNCTIONS = ("malloc", "calloc", "realloc", "free", "trim")
+PY_DATA_MEM_SET_HANDLER = 304  # the slot of PyDataMem_SetHandler in numpy's C API table (numpy >= 1.22)
+
+
+def block_symbol(module: str, name: str) -> str:
+    """The symbol of BLOCK_FUNCTIONS' `name` emitted with the call builtin module `module`."""
+    return f"{module}_block_{name}"

@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from . import blocks
 from .buffers import (
     ARRAY_LAYOUT,
     ENTRY_TYPE,
@@ -159,7 +160,7 @@ class JitFunction:
         args = [readable_layout(a, i < p.n_in and p.sig.inputs[i].contiguous) if isinstance(a, np.ndarray) else a
                 for i, a in enumerate(args)]
         env = p.check(args)
-        outs = [np.empty(shape, dt) for shape, dt in zip(p.output_shapes(env), p.out_dtypes, strict=False)]
+        outs = [blocks.empty(tuple(shape), dt) for shape, dt in zip(p.output_shapes(env), p.out_dtypes, strict=False)]
         data, meta = p.pack(list(args) + outs)
         rc = self._fn(data, meta)
         if rc:

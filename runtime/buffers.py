@@ -18,6 +18,9 @@ import numpy as np
 
 from ir.records import Record
 
+from . import blocks
+from .numpy_api import numpy_api_table
+
 _I32 = _cffi.new_primitive_type("int32_t")
 _I64 = _cffi.new_primitive_type("int64_t")
 _INTPTR = _cffi.new_primitive_type("intptr_t")
@@ -217,7 +220,7 @@ class ArgPacker:
         specs = self.sig.inputs + self.sig.outputs
         n_in = self.n_in
         meta = int64_array(self.pack_meta_static() or [0])
-        env = {"empty": np.empty, "fail": fail, "meta": meta, "ndarray": np.ndarray,
+        env = {"empty": blocks.empty, "fail": fail, "meta": meta, "ndarray": np.ndarray,
                "call": function_at(ENTRY_TYPE, entry)}
         lines = ["def fast(*A):", f"    if len(A) != {n_in}: return None"]
         for i, (s, size) in enumerate(zip(self.sig.inputs, self.itemsizes, strict=False)):
@@ -253,7 +256,7 @@ class ArgPacker:
         sig = self.sig
         plan = _DimPlan(self, getattr(guard, "parts", None) if guard is not None else ([], {}))
         funcs = {k: v for k, v in _SHAPE_FUNCS.items() if k != "__builtins__"}
-        env = {"empty": np.empty, "guard": guard, **funcs}
+        env = {"empty": blocks.empty, "guard": guard, **funcs}
         pre = [] if plan.parts is not None else ["    if not guard(L): return None"]
         tests, reads, outs = list(plan.leftover), [], []
         if not plan.alloc:  # the outputs' sizes are computed here
@@ -456,7 +459,7 @@ class _DimPlan:
                                   ndarray_type=id(np.ndarray), n_inputs=p.n_in, **PY_HEADER_SLOTS)
         block += STRIDED_PLAN.pack(alloc=int(self.alloc), new_array=new_array_address() or 0,
                                    unwrap=int(unwrap and len(sig.outputs) == 1), fail=id(fail), none=id(None),
-                                   **_PLAN_C_API)
+                                   **_PLAN_C_API, **blocks.plan_slots())
         ctx = np.array(block + self.rows(), np.int64).view(_Context)
         ctx.keep = (fail,)
         return ctx
@@ -467,21 +470,10 @@ def new_array_address() -> int | None:
     """The address of numpy's PyArray_New (its C API table, slot 93), verified by making an array
     with it; None when the table cannot be found or does not behave (outputs are then made in
     Python). Probed on first use (start-up time)."""
-    if ARRAY_LAYOUT is None:
+    table = numpy_api_table()
+    if ARRAY_LAYOUT is None or table is None:
         return None
     try:
-        try:
-            from numpy._core import _multiarray_umath as umath
-        except ImportError:  # numpy 1.x
-            from numpy.core import _multiarray_umath as umath
-        capsule = ctypes.py_object(umath._ARRAY_API)
-        get_name = ctypes.pythonapi.PyCapsule_GetName
-        get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-        get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-        table = get_pointer(capsule, get_name(capsule))
-        if not table or ctypes.c_void_p.from_address(table + 2 * 8).value != id(np.ndarray):  # PyArray_Type
-            return None
         addr = ctypes.c_void_p.from_address(table + 93 * 8).value
         i32, ptr = ctypes.c_int, ctypes.c_void_p
         dims_ptr = ctypes.POINTER(ctypes.c_int64)

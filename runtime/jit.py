@@ -268,14 +268,18 @@ def array_trampoline(layout: tuple[tuple[str, int], ...], helpers=None) -> int |
     check arrays in Python)."""
     addr = _trampolines.get(layout)
     if addr is None and helpers is not None:
-        from ir.abi_slots import STRIDED_CALL
+        from ir.abi_slots import BLOCK_FUNCTIONS, STRIDED_CALL, block_symbol
 
+        from . import blocks
+
+        module = STRIDED_CALL.symbol
         with _lock:
             addr = _trampolines.get(layout)
             if addr is None:
                 addrs = load_helper(default_engine(), helpers, "array_call", _array_call(layout),
-                                    [STRIDED_CALL.symbol])
-                addr = _trampolines[layout] = addrs[STRIDED_CALL.symbol]
+                                    [module, *(block_symbol(module, n) for n in BLOCK_FUNCTIONS)])
+                blocks.offer(module, addrs.__getitem__)
+                addr = _trampolines[layout] = addrs[module]
     return addr
 
 

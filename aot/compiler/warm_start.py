@@ -104,11 +104,12 @@ def _parse(blob: bytes, args: tuple) -> dict | None:
 
 
 def _load(record: dict, lib_bytes: bytes):
-    from runtime import ArgSpec, JitFunction, Signature, perf_map
+    from runtime import ArgSpec, JitFunction, Signature, blocks, perf_map
     from runtime.native_lib import load_library, symbol_address
 
     owner = perf_map.current_owner() if perf_map.ENABLED else ""
     lib = load_library(lib_bytes, record["entry"], owner, {record["trampoline"]: "trampoline"})
+    blocks.offer(record["trampoline"], lambda symbol: symbol_address(lib, symbol))  # (its module's copy)
     sig = Signature(tuple(ArgSpec(d, tuple(s), bool(c)) for d, s, c in record["inputs"]),
                     tuple(ArgSpec(d, tuple(s)) for d, s in record["outputs"]), record["entry"])
     fn = JitFunction(symbol_address(lib, record["entry"]), sig, keepalive=lib,

@@ -17,7 +17,7 @@ except ImportError:  # numpy < 2
     from numpy.core.multiarray import normalize_axis_index
 
 from . import _real
-from ._exec import c2c, run_planes
+from ._exec import c2c, new_array, run_planes
 
 _NORMS = (None, "backward", "ortho", "forward")
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -120,7 +120,7 @@ def _c2c_axis(a: np.ndarray, n, axis: int, norm, forward: bool, owned: bool = Fa
     elif owned and x.base is None and x.shape[axis] == n and x.flags.writeable:
         res = x
     else:
-        res = np.empty(x.shape, cdt)
+        res = new_array(x.shape, cdt)
     if res.size:
         c2c(x, res, axis, forward, scale)
     return res
@@ -244,7 +244,7 @@ def _last_planes(a: np.ndarray, pairs: list, norm, forward: bool, out) -> tuple:
         return a, False
     cdt = _complex_dtype(a.dtype)
     x = a if a.dtype == cdt else a.astype(cdt)
-    res = out if out is not None and _writes_into(out, x) else x if x is not a else np.empty(x.shape, cdt)
+    res = out if out is not None and _writes_into(out, x) else x if x is not a else new_array(x.shape, cdt)
     if run_planes(x, res, forward, (_scale(norm, n2, forward), _scale(norm, n1, forward))):
         return res, True
     return a, False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import threading
 
 import numpy as np
@@ -30,6 +31,7 @@ from codegen.fft.names import (
 )
 from codegen.fft.plan import HALVES_MIN_BYTES, choose_split, four_step_tables, halves_tables
 from codegen.fft.plan import machine_cores as _machine_cores
+from runtime import blocks
 
 from ._native import ffi
 from ._native import loaded as kernels  # the eager path's: passes load as plans need them
@@ -120,11 +122,21 @@ def _moveaxis(a: np.ndarray, axis: int, to: int) -> np.ndarray:
     return np.moveaxis(a, axis, to)
 
 
+def new_array(shape, dtype) -> np.ndarray:
+    """np.empty(shape, dtype) for the general path's outputs and work arrays: a large one reuses a
+    block an earlier one freed (runtime/blocks.py) instead of new pages the kernel must zero."""
+    dtype = np.dtype(dtype)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
+    if not blocks.offered() and math.prod(shape) * dtype.itemsize >= blocks.MIN_BYTES:
+        kernels(_precision(np.result_type(dtype, np.complex64))).thunks  # noqa: B018 - offers the handler's functions
+    return blocks.empty(shape, dtype)
+
+
 def _aligned_empty(count: int, dtype) -> np.ndarray:
     """np.empty(count, dtype) starting on a 64-byte boundary: the kernels store to scratch a
     cache line at a time, and a misaligned scratch costs up to 40% (codegen/fft/module.py)."""
     dtype = np.dtype(dtype)
-    raw = np.empty(count * dtype.itemsize + 64, np.uint8)
+    raw = new_array(count * dtype.itemsize + 64, np.uint8)
     skip = -raw.ctypes.data % 64
     return raw[skip: skip + count * dtype.itemsize].view(dtype)
 

@@ -65,7 +65,8 @@ _lock = threading.RLock()
 ffi = _cffi_backend.FFI()  # cffi calls cost ~1 us less than ctypes and release the GIL as well
 # the sources whose code a group holds (relative to the repository's packages)
 _SOURCES = (("codegen/fft", "*.py"), ("codegen/llvm", "loops.py"), ("codegen/kernels", "parallel.py"),
-            ("codegen/targets", "base.py"), ("codegen", "trampolines.py"), ("ir", "abi_slots.py"),
+            ("codegen/targets", "base.py"), ("codegen", "trampolines.py"), ("codegen", "block_cache.py"),
+            ("ir", "abi_slots.py"),
             ("aot/fft", "_native.py"))
 
 
@@ -443,7 +444,10 @@ class Kernels:
         group = _thunks_group()
         if group is None:
             return None
+        from runtime import blocks
+
         p = self.precision
+        blocks.offer(f"aot_fft_call_{p}", functools.partial(self._groups.address, group))
         return {kind: ffi.cast(_THUNK_SIG, self._groups.address(group, f"aot_fft_thunk_{kind}_{p}"))
                 for kind in _THUNK_KINDS}
 

@@ -16,7 +16,17 @@ import numpy as np
 
 from codegen.fft.plan import unit_roots
 
-from ._exec import _PARALLEL_MIN_WORK, _moveaxis, _pool, _precision, _ptr, c2c, kernels, num_threads
+from ._exec import (
+    _PARALLEL_MIN_WORK,
+    _moveaxis,
+    _pool,
+    _precision,
+    _ptr,
+    c2c,
+    kernels,
+    new_array,
+    num_threads,
+)
 
 _SHARED_MIN_H = 1 << 15  # one row's real pass from this half length runs on the kernels' pool
 
@@ -54,14 +64,14 @@ def r2c(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
     """scale * rfft(a, n) along axis; a real."""
     cdt = np.result_type(rdt, 1j)
     out_shape = a.shape[:axis] + (n // 2 + 1,) + a.shape[axis + 1:]
-    res = np.empty(out_shape, cdt)
+    res = new_array(out_shape, cdt)
     if res.size == 0:
         return res
     x = _moveaxis(a, axis, -1)
     rv = _moveaxis(res, axis, -1)
     if n % 2:
         z = _fit_last(x, n, cdt)
-        full = np.empty(z.shape, cdt)
+        full = new_array(z.shape, cdt)
         c2c(z, full, -1, True, scale)
         rv[...] = full[..., : n // 2 + 1]
         return res
@@ -70,7 +80,7 @@ def r2c(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
     if xr.strides[-1] != rdt.itemsize or xr.ctypes.data % cdt.alignment:
         xr = np.ascontiguousarray(xr)
     last = axis == a.ndim - 1
-    tgt = res if last else np.empty(x.shape[:-1] + (h + 1,), cdt)
+    tgt = res if last else new_array(x.shape[:-1] + (h + 1,), cdt)
     c2c(xr.view(cdt), tgt[..., :h], -1, True, 1.0)
     k = kernels(_precision(cdt))
     w = _ptr(_roots(n, cdt.char), k)
@@ -94,18 +104,18 @@ def c2r(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
         return np.zeros(out_shape, rdt)
     if n % 2:
         hm = (n - 1) // 2
-        y = np.empty(x.shape[:-1] + (n,), cdt)
+        y = new_array(x.shape[:-1] + (n,), cdt)
         y[..., : n // 2 + 1] = x
         if hm:
             y[..., n - hm:] = np.conj(x[..., hm:0:-1])
         c2c(y, y, -1, False, 1.0)
-        res = _moveaxis(np.empty(out_shape, rdt), axis, -1)
+        res = _moveaxis(new_array(out_shape, rdt), axis, -1)
         np.multiply(y.real, scale, out=res)
         return _moveaxis(res, -1, axis)
     h = n // 2
     x = np.ascontiguousarray(x)
     last = axis == a.ndim - 1
-    out = np.empty(out_shape if last else x.shape[:-1] + (n,), rdt)
+    out = new_array(out_shape if last else x.shape[:-1] + (n,), rdt)
     z = out.view(cdt)
     k = kernels(_precision(cdt))
     w, xp, zp = _ptr(_roots(n, cdt.char), k), _ptr(x, k), _ptr(z, k)
@@ -118,6 +128,6 @@ def c2r(a: np.ndarray, n: int, axis: int, scale: float, rdt: np.dtype) -> np.nda
     c2c(z, z, -1, False, scale)
     if last:
         return out
-    res = np.empty(out_shape, rdt)
+    res = new_array(out_shape, rdt)
     np.copyto(_moveaxis(res, axis, -1), out)
     return res

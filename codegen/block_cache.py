@@ -1,0 +1,264 @@
+"""The large-block cache's native side (ir.abi_slots.BLOCK_CACHE): a numpy memory handler's
+functions, emitted into each call builtin's module, and the pooled PyArray_New call the builtins
+make their large outputs with.
+
+The functions take the cache block as numpy's `ctx`, so every copy (the JIT's, each warm-started
+library's) works on the one block runtime/blocks.py made for the process; which copy the handler
+points at does not matter. They run with the GIL held (numpy allocates and frees array data under
+it), and still take the block's spin lock: a free-threaded build or a C extension freeing an array
+without the GIL must not corrupt the rows.
+"""
+from __future__ import annotations
+
+from ir import abi_slots as S
+
+
+def add_block_functions(mod, module: str) -> None:
+    """BLOCK_FUNCTIONS of `module` (ir.abi_slots.block_symbol) in the llvmlite module `mod`."""
+    from llvmlite import ir as L
+
+    from .llvm.types import I64, PTR, VOID
+
+    libc = {"malloc": (PTR, [I64]), "calloc": (PTR, [I64, I64]), "realloc": (PTR, [PTR, I64]), "free": (VOID, [PTR])}
+    c_fn = {n: mod.globals.get(n) or L.Function(mod, L.FunctionType(r, a), name=n) for n, (r, a) in libc.items()}
+    signatures = {"malloc": (PTR, [PTR, I64]), "calloc": (PTR, [PTR, I64, I64]), "realloc": (PTR, [PTR, PTR, I64]),
+                  "free": (VOID, [PTR, PTR, I64]), "trim": (VOID, [PTR])}
+    fns = {n: L.Function(mod, L.FunctionType(r, a), name=S.block_symbol(module, n)) for n, (r, a) in signatures.items()}
+    _passthrough(fns["calloc"], c_fn["calloc"])
+    _passthrough(fns["realloc"], c_fn["realloc"])
+    _malloc(fns["malloc"], c_fn)
+    _free(fns["free"], c_fn)
+    _trim(fns["trim"], c_fn)
+
+
+def _passthrough(fn, c_fn) -> None:
+    """fn(ctx, *args) = c_fn(*args): blocks of any size come from and go back to libc."""
+    from .llvm.builder import Builder
+
+    b = Builder(fn.append_basic_block("entry"))
+    b.ret(b.call(c_fn, list(fn.args[1:])))
+
+
+class _Block:
+    """The cache block `ctx` in the function being built with `b`: its slots and rows."""
+
+    def __init__(self, b, ctx):
+        self.b, self.ctx = b, ctx
+
+    def ptr(self, index):
+        from llvmlite import ir as L
+
+        from .llvm.types import I64
+
+        index = index if isinstance(index, L.Value) else L.Constant(I64, index)
+        return self.b.gep(self.ctx, [index], source_etype=I64)
+
+    def get(self, index, typ=None):
+        from .llvm.types import I64
+
+        return self.b.load(self.ptr(index), typ=typ or I64)
+
+    def put(self, index, value) -> None:
+        self.b.store(value, self.ptr(index))
+
+    def row(self, r, field: str):  # the slot index of row r's field
+        from llvmlite import ir as L
+
+        from .llvm.types import I64
+
+        return self.b.add(L.Constant(I64, len(S.BLOCK_CACHE)),
+                          self.b.add(self.b.mul(r, L.Constant(I64, len(S.BLOCK_ROW))),
+                                     L.Constant(I64, getattr(S.BLOCK_ROW, field))))
+
+    def lock(self, fn) -> None:
+        from llvmlite import ir as L
+
+        from .llvm.types import I64
+
+        spin, held = fn.append_basic_block("spin"), fn.append_basic_block("held")
+        self.b.branch(spin)
+        self.b.position_at_end(spin)
+        pair = self.b.cmpxchg(self.ptr(S.BLOCK_CACHE.lock), L.Constant(I64, 0), L.Constant(I64, 1),
+                              "acquire", "monotonic")
+        self.b.cbranch(self.b.extract_value(pair, 1), held, spin)
+        self.b.position_at_end(held)
+
+    def unlock(self) -> None:
+        from llvmlite import ir as L
+
+        from .llvm.types import I64
+
+        self.b.atomic_rmw("xchg", self.ptr(S.BLOCK_CACHE.lock), L.Constant(I64, 0), "release")
+
+    def take(self, r) -> None:
+        """Empty row r (its block is the caller's now)."""
+        from llvmlite import ir as L
+
+        from .llvm.types import I64
+
+        cached = S.BLOCK_CACHE.cached_bytes
+        self.put(cached, self.b.sub(self.get(cached), self.get(self.row(r, "size"))))
+        self.put(self.row(r, "ptr"), L.Constant(I64, 0))
+
+
+def _malloc(fn, c_fn) -> None:
+    """malloc(ctx, size): the smallest cached block of size..size + size/4 bytes, else libc's."""
+    from llvmlite import ir as L
+
+    from .llvm.builder import Builder
+    from .llvm.loops import alloca, for_range
+    from .llvm.types import I64, PTR
+
+    ctx, size = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    blk = _Block(b, ctx)
+    best = alloca(b, I64, name="best")
+    b.store(L.Constant(I64, -1), best)
+    blk.lock(fn)
+    most = b.add(size, b.lshr(size, L.Constant(I64, 2)))
+    with for_range(b, L.Constant(I64, 0), L.Constant(I64, S.BLOCK_ROWS), name="r", unroll=False) as r:
+        have = blk.get(blk.row(r, "size"))
+        fits = b.and_(b.icmp_unsigned("!=", blk.get(blk.row(r, "ptr")), L.Constant(I64, 0)),
+                      b.and_(b.icmp_unsigned("<=", size, have), b.icmp_unsigned("<=", have, most)))
+        k = b.load(best, typ=I64)
+        smaller = b.or_(b.icmp_signed("<", k, L.Constant(I64, 0)),
+                        b.icmp_unsigned("<", have, blk.get(blk.row(b.select(b.icmp_signed("<", k, L.Constant(I64, 0)),
+                                                                            L.Constant(I64, 0), k), "size"))))
+        b.store(b.select(b.and_(fits, smaller), r, k), best)
+    k = b.load(best, typ=I64)
+    hit, miss = fn.append_basic_block("hit"), fn.append_basic_block("miss")
+    b.cbranch(b.icmp_signed(">=", k, L.Constant(I64, 0)), hit, miss)
+    b.position_at_end(hit)
+    p = blk.get(blk.row(k, "ptr"), PTR)
+    blk.take(k)
+    blk.unlock()
+    b.ret(p)
+    b.position_at_end(miss)
+    blk.unlock()
+    b.ret(b.call(c_fn["malloc"], [size]))
+
+
+def _free(fn, c_fn) -> None:
+    """free(ctx, p, size): a block of min_bytes..max_bytes into an empty row, evicting the oldest
+    rows first while the cache would exceed max_bytes or has no empty row; else libc's free."""
+    from llvmlite import ir as L
+
+    from .llvm.builder import Builder
+    from .llvm.loops import alloca, for_range, while_loop
+    from .llvm.types import I64, PTR
+
+    ctx, p, size = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    blk = _Block(b, ctx)
+    zero, rows = L.Constant(I64, 0), L.Constant(I64, S.BLOCK_ROWS)
+    C = S.BLOCK_CACHE
+    empty, oldest = alloca(b, I64, name="empty"), alloca(b, I64, name="oldest")
+    keep, plain = fn.append_basic_block("keep"), fn.append_basic_block("plain")
+    kept = b.and_(b.icmp_unsigned("!=", b.ptrtoint(p, I64), zero),
+                  b.and_(b.icmp_unsigned(">=", size, blk.get(C.min_bytes)),
+                         b.icmp_unsigned("<=", size, blk.get(C.max_bytes))))
+    b.cbranch(kept, keep, plain)
+    b.position_at_end(plain)
+    b.call(c_fn["free"], [p])
+    b.ret_void()
+
+    def scan():  # empty: an empty row (or -1); oldest: the occupied row of the smallest stamp (or -1)
+        b.store(L.Constant(I64, -1), empty)
+        b.store(L.Constant(I64, -1), oldest)
+        with for_range(b, zero, rows, name="r", unroll=False) as r:
+            used = b.icmp_unsigned("!=", blk.get(blk.row(r, "ptr")), zero)
+            e, o = b.load(empty, typ=I64), b.load(oldest, typ=I64)
+            b.store(b.select(used, e, r), empty)
+            o_stamp = blk.get(blk.row(b.select(b.icmp_signed("<", o, zero), zero, o), "stamp"))
+            older = b.or_(b.icmp_signed("<", o, zero), b.icmp_unsigned("<", blk.get(blk.row(r, "stamp")), o_stamp))
+            b.store(b.select(b.and_(used, older), r, o), oldest)
+
+    def short():  # no empty row, or no room for `size` more bytes
+        over = b.icmp_unsigned(">", b.add(blk.get(C.cached_bytes), size), blk.get(C.max_bytes))
+        return b.or_(over, b.icmp_signed("<", b.load(empty, typ=I64), zero))
+
+    b.position_at_end(keep)
+    blk.lock(fn)
+    scan()
+    with while_loop(b, short, name="evict"):  # (size <= max_bytes: it ends, at worst with every row empty)
+        o = b.load(oldest, typ=I64)
+        b.call(c_fn["free"], [blk.get(blk.row(o, "ptr"), PTR)])
+        blk.take(o)
+        scan()
+    e = b.load(empty, typ=I64)
+    stamp = b.add(blk.get(C.clock), L.Constant(I64, 1))
+    blk.put(C.clock, stamp)
+    blk.put(blk.row(e, "ptr"), b.ptrtoint(p, I64))
+    blk.put(blk.row(e, "size"), size)
+    blk.put(blk.row(e, "stamp"), stamp)
+    blk.put(C.cached_bytes, b.add(blk.get(C.cached_bytes), size))
+    blk.unlock()
+    b.ret_void()
+
+
+def _trim(fn, c_fn) -> None:
+    """trim(ctx): every cached block back to libc."""
+    from llvmlite import ir as L
+
+    from .llvm.builder import Builder
+    from .llvm.loops import for_range
+    from .llvm.types import I64, PTR
+
+    (ctx,) = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    blk = _Block(b, ctx)
+    blk.lock(fn)
+    zero = L.Constant(I64, 0)
+    with (for_range(b, zero, L.Constant(I64, S.BLOCK_ROWS), name="r", unroll=False) as r,
+          b.if_then(b.icmp_unsigned("!=", blk.get(blk.row(r, "ptr")), zero))):
+        b.call(c_fn["free"], [blk.get(blk.row(r, "ptr"), PTR)])
+        blk.take(r)
+    blk.unlock()
+    b.ret_void()
+
+
+def new_array(b, fn, callee, args, nbytes, set_handler, handler, handler_bytes, decref):
+    """numpy's PyArray_New(*args) through `callee`, with the memory handler `handler` (a capsule's
+    address; 0: none) current when the array holds at least `handler_bytes` bytes: set with
+    `set_handler` (PyDataMem_SetHandler) before and put back after, dropping the references it
+    returns (`decref`: Py_DecRef). The array, or NULL with an exception set."""
+    from llvmlite import ir as L
+
+    from .kernels.parallel import as_callee
+    from .llvm.types import I64, PTR, VOID
+
+    null = L.Constant(PTR, None)
+    swap = L.FunctionType(PTR, [PTR])
+    drop = L.FunctionType(VOID, [PTR])
+    plain, pooled, made = (fn.append_basic_block(x) for x in ("plain_new", "pooled_new", "new_made"))
+    big = b.and_(b.icmp_unsigned("!=", handler, L.Constant(I64, 0)), b.icmp_signed(">=", nbytes, handler_bytes))
+    b.cbranch(big, pooled, plain)
+    b.position_at_end(plain)
+    a_plain = b.call(callee, args)
+    plain_end = b.block
+    b.branch(made)
+    b.position_at_end(pooled)
+    old = b.call(as_callee(set_handler, swap), [b.inttoptr(handler, PTR)])
+    unset, swapped = fn.append_basic_block("handler_unset"), fn.append_basic_block("handler_set")
+    b.cbranch(b.icmp_unsigned("==", old, null), unset, swapped)
+    b.position_at_end(swapped)
+    a_pooled = b.call(callee, args)
+    back = b.call(as_callee(set_handler, swap), [old])
+    b.call(as_callee(decref, drop), [old])
+    restored, lost = fn.append_basic_block("handler_back"), fn.append_basic_block("handler_lost")
+    b.cbranch(b.icmp_unsigned("==", back, null), lost, restored)
+    b.position_at_end(lost)  # putting the old handler back raised (no memory): drop the array, raise
+    with b.if_then(b.icmp_unsigned("!=", a_pooled, null)):
+        b.call(as_callee(decref, drop), [a_pooled])
+    b.branch(unset)
+    b.position_at_end(restored)
+    b.call(as_callee(decref, drop), [back])
+    b.branch(made)
+    b.position_at_end(unset)  # SetHandler raised: so does the call
+    b.branch(made)
+    b.position_at_end(made)
+    a = b.phi(PTR, "new")
+    a.add_incoming(a_plain, plain_end)
+    a.add_incoming(a_pooled, restored)
+    a.add_incoming(null, unset)
+    return a

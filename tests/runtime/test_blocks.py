@@ -1,0 +1,202 @@
+"""The large-block cache (runtime/blocks.py): large outputs of compiled calls and of the general
+FFT path reuse blocks that earlier ones freed, through a numpy memory handler current only
+around their allocation; everything else keeps numpy's allocator."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import aot
+from ir.abi_slots import BLOCK_FUNCTIONS, BLOCK_ROWS, STRIDED_CALL, block_symbol
+from runtime import blocks
+
+try:
+    from numpy._core.multiarray import get_handler_name
+except ImportError:  # numpy 1.x
+    from numpy.core.multiarray import get_handler_name
+
+BIG = blocks.MIN_BYTES // 8 + 4096  # float64 elements of an array the cache serves
+
+
+@aot.compile
+def _affine(a):
+    return a * 2.0 + 1.0
+
+
+@pytest.fixture
+def empty_cache():
+    for n in (BIG, BIG + BIG // 4, BIG // 2, 1000):  # compiled (a first call may take another path)
+        _affine(np.ones(n))
+        _affine(np.ones(n))
+    blocks.trim()
+    yield
+    blocks.trim()
+
+
+def test_large_outputs_use_the_handler_and_small_ones_numpy_s(empty_cache):
+    a = np.random.default_rng(0).random(BIG)
+    r = _affine(a)
+    assert get_handler_name(r) == "aot_blocks"
+    assert r.flags.owndata and r.flags.writeable
+    np.testing.assert_array_equal(r, a * 2.0 + 1.0)
+    assert get_handler_name(_affine(a[:1000])) == get_handler_name(np.empty(3))
+    assert get_handler_name(np.empty(BIG)) != "aot_blocks"  # numpy's own arrays: never
+
+
+def test_a_freed_block_serves_the_next_call(empty_cache):
+    rng = np.random.default_rng(1)
+    a, b = rng.random(BIG), rng.random(BIG)
+    r = _affine(a)
+    where = r.ctypes.data
+    del r
+    assert blocks.cached_bytes() == BIG * 8
+    s = _affine(b)
+    assert s.ctypes.data == where and blocks.cached_bytes() == 0
+    np.testing.assert_array_equal(s, b * 2.0 + 1.0)  # every element written: nothing of the last call's
+
+
+def test_fit_and_bounds(empty_cache):
+    """A block serves requests of 80%..100% of its size (the smallest such block first); at most
+    BLOCK_ROWS blocks are kept, the oldest evicted."""
+    r = _affine(np.ones(BIG + BIG // 4))
+    where = r.ctypes.data
+    del r
+    assert _affine(np.ones(BIG // 2)).ctypes.data != where  # too small a request for it
+    s = _affine(np.ones(BIG))
+    assert s.ctypes.data == where
+    del s
+    outs = [_affine(np.ones(BIG)) for _ in range(BLOCK_ROWS + 3)]
+    del outs
+    assert blocks.cached_bytes() == BLOCK_ROWS * BIG * 8
+    blocks.trim()
+    assert blocks.cached_bytes() == 0
+
+
+def test_resize_and_views_of_pooled_arrays(empty_cache):
+    r = _affine(np.ones(BIG))
+    v = r[::2]
+    del r
+    assert blocks.cached_bytes() == 0  # the view keeps the block
+    assert np.all(v == 3.0)
+    del v
+    assert blocks.cached_bytes() == BIG * 8
+    s = _affine(np.ones(BIG))
+    s.resize(2 * BIG, refcheck=False)  # the handler's realloc
+    assert np.all(s[:BIG] == 3.0) and get_handler_name(s) == "aot_blocks"
+    s.resize(10, refcheck=False)
+    assert np.all(s == 3.0)
+
+
+def test_threads_share_the_cache_safely(empty_cache):
+    rng = np.random.default_rng(2)
+    inputs = [rng.random(BIG) for _ in range(4)]
+    bad = []
+
+    def work(x):
+        for _ in range(20):
+            if not np.array_equal(_affine(x), x * 2.0 + 1.0):
+                bad.append(1)
+
+    threads = [threading.Thread(target=work, args=(x,)) for x in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+    assert blocks.cached_bytes() <= BLOCK_ROWS * BIG * 8
+
+
+def test_general_fft_path_outputs(empty_cache):
+    x = np.random.default_rng(3).random((64, 64, 64)) + 0j  # 4 MiB: the general path
+    y = aot.fft.fftn(x)
+    assert get_handler_name(y) == "aot_blocks"
+    np.testing.assert_allclose(y, np.fft.fftn(x), rtol=1e-10, atol=1e-9)
+    r = aot.fft.irfftn(aot.fft.rfftn(x.real))
+    np.testing.assert_allclose(r, x.real, rtol=1e-12, atol=1e-12)
+
+
+def test_native_functions_directly(empty_cache):
+    """malloc / free / trim of the emitted functions on a block of our own (the process's cache is
+    untouched): best fit within a quarter, the byte bound, eviction of the oldest."""
+    from runtime.jit import default_engine
+
+    addr = {n: default_engine().address(block_symbol(STRIDED_CALL.symbol, n)) for n in BLOCK_FUNCTIONS}
+    vp, sz = ctypes.c_void_p, ctypes.c_size_t
+    malloc = ctypes.CFUNCTYPE(vp, vp, sz)(addr["malloc"])
+    free = ctypes.CFUNCTYPE(None, vp, vp, sz)(addr["free"])
+    trim = ctypes.CFUNCTYPE(None, vp)(addr["trim"])
+    from ir.abi_slots import BLOCK_CACHE, BLOCK_ROW
+
+    ctx = (ctypes.c_int64 * (len(BLOCK_CACHE) + BLOCK_ROWS * len(BLOCK_ROW)))()
+    ctx[BLOCK_CACHE.min_bytes], ctx[BLOCK_CACHE.max_bytes] = 1000, 10_000
+    c = ctypes.addressof(ctx)
+    p1, p2 = malloc(c, 4000), malloc(c, 5000)
+    free(c, p1, 4000)
+    free(c, p2, 5000)
+    assert ctx[BLOCK_CACHE.cached_bytes] == 9000
+    assert malloc(c, 3900) == p1  # the smallest that fits
+    assert ctx[BLOCK_CACHE.cached_bytes] == 5000
+    p3 = malloc(c, 3000)  # 5000 > 3000 * 5/4: not p2
+    assert p3 != p2
+    free(c, p3, 3000)
+    free(c, p1, 3900)  # 5000 + 3000 + 3900 > 10000: the oldest (p2) goes
+    assert ctx[BLOCK_CACHE.cached_bytes] == 6900
+    assert malloc(c, 5000) not in (p1, p3)
+    free(c, malloc(c, 500), 500)  # below min_bytes: straight back to libc
+    free(c, malloc(c, 20_000), 20_000)  # above max_bytes: too
+    assert ctx[BLOCK_CACHE.cached_bytes] == 6900
+    trim(c)
+    assert ctx[BLOCK_CACHE.cached_bytes] == 0 and ctx[BLOCK_CACHE.lock] == 0
+
+
+_CHILD = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import aot
+    from runtime import blocks
+    try:
+        from numpy._core.multiarray import get_handler_name
+    except ImportError:
+        from numpy.core.multiarray import get_handler_name
+    f = aot.compile(lambda a: a * 3.0)
+    a = np.ones(blocks.MIN_BYTES // 8 + 1)
+    outs = [f(a) for _ in range(6)]
+    names = sorted({get_handler_name(o) for o in outs})
+    del outs
+    info = f.cache_info()
+    print(json.dumps({"names": names, "cached": blocks.cached_bytes(), "warm": info["warm_starts"],
+                      "capture": "aot.compiler.capture" in sys.modules}))
+""")
+
+
+def _child(tmp_path, mb: str | None) -> dict:
+    prog = tmp_path / "child.py"
+    prog.write_text(_CHILD)
+    env = {**os.environ, "AOT_CACHE_DIR": str(tmp_path / "cache"), "AOT_WARM_START": "1"}
+    env.pop("AOT_BLOCK_CACHE_MB", None)
+    if mb is not None:
+        env["AOT_BLOCK_CACHE_MB"] = mb
+    out = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True, timeout=180,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_capacity_setting_and_warm_start(tmp_path):
+    """AOT_BLOCK_CACHE_MB bounds the bytes kept (0: no handler at all), and a warm-started
+    library's copy of the functions serves as well as the JIT's."""
+    size = (blocks.MIN_BYTES // 8 + 1) * 8
+    cold = _child(tmp_path, None)
+    assert cold["names"] == ["aot_blocks"] and cold["cached"] == 6 * size and cold["warm"] == 0
+    warm = _child(tmp_path, "9")  # 9 MB: two of the 4 MiB blocks
+    assert warm == {"names": ["aot_blocks"], "cached": 2 * size, "warm": 1, "capture": False}
+    off = _child(tmp_path, "0")
+    assert off["names"] != ["aot_blocks"] and off["cached"] == 0

@@ -1,0 +1,92 @@
+"""The large-block cache (runtime/blocks.py) on and off: large compiled calls and an fftn, each
+setting in fresh processes (alternating, so the machine's drift hits both), medians of the
+processes' medians. numpy's own time for the same work is measured in the same processes (numpy
+maps fresh pages for each large result too) and so is pyfftw's fftn where it is installed.
+
+    PYTHONPATH=. python tools/bench_blocks.py [--rounds 3] [--torch]
+
+`--torch` imports torch into the children first (on some machines that makes the kernel back fresh
+blocks with huge pages, whose zeroing then dominates an uncached large call).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+_CHILD = r"""
+import json, sys, time
+import numpy as np
+if "torch" in sys.argv:
+    import torch  # noqa: F401
+import aot
+
+def med(fn, n=25):
+    fn(); fn()
+    ts = []
+    for _ in range(n):
+        t = time.perf_counter(); r = fn(); ts.append(time.perf_counter() - t); del r
+    return sorted(ts)[n // 2]
+
+def sqrt_chain(a):
+    return np.sqrt(a) * 2 + 1
+
+def exp_chain(x, y):
+    return np.exp(-x * x) * y + np.sin(x)
+
+rng = np.random.default_rng(0)
+a = rng.random(10_000_000)
+x, y = (rng.random(10_000_000).astype(np.float32) for _ in range(2))
+c = rng.random((128, 128, 128)) + 1j * rng.random((128, 128, 128))
+f, g = aot.compile(sqrt_chain), aot.compile(exp_chain)
+out = {"f64": med(lambda: f(a)), "f32": med(lambda: g(x, y)), "fftn": med(lambda: aot.fft.fftn(c)),
+       "f64 numpy": med(lambda: sqrt_chain(a)), "f32 numpy": med(lambda: exp_chain(x, y))}
+try:
+    import pyfftw
+    plan = pyfftw.builders.fftn(c.copy(), threads=2, planner_effort="FFTW_MEASURE")
+    out["fftn pyfftw t=2"] = med(lambda: plan(c))
+except ImportError:
+    pass
+print(json.dumps(out))
+"""
+
+CASES = (("f64", "compiled np.sqrt(a) * 2 + 1, 1e7 float64"),
+         ("f32", "compiled np.exp(-x * x) * y + np.sin(x), 1e7 float32"),
+         ("fftn", "aot.fft.fftn, (128, 128, 128) complex128"))
+
+
+def child(mb: str, with_torch: bool) -> dict:
+    env = {**os.environ, "AOT_BLOCK_CACHE_MB": mb}
+    args = [sys.executable, "-c", _CHILD] + (["torch"] if with_torch else [])
+    out = subprocess.run(args, env=env, capture_output=True, text=True, check=True, timeout=600)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=3, help="fresh processes per setting")
+    ap.add_argument("--torch", action="store_true", help="import torch in the children first")
+    args = ap.parse_args()
+    runs: dict[str, list[dict]] = {"0": [], "512": []}
+    for _ in range(args.rounds):
+        for mb, results in runs.items():
+            results.append(child(mb, args.torch))
+
+    def med(mb, key):
+        vals = [r[key] for r in runs[mb] if key in r]
+        return statistics.median(vals) if vals else None
+
+    print(f"{'case':<58} {'cache off':>10} {'cache on':>10} {'off/on':>7} {'numpy/on':>9}")
+    for key, title in CASES:
+        off, on = med("0", key), med("512", key)
+        ref = med("512", f"{key} numpy") or med("512", f"{key} pyfftw t=2")
+        ref_name = "" if med("512", f"{key} numpy") else " (pyfftw t=2)"
+        ref_txt = f"{ref / on:9.2f}{ref_name}" if ref else ""
+        print(f"{title:<58} {off * 1e3:8.2f}ms {on * 1e3:8.2f}ms {off / on:7.2f} {ref_txt}")
+
+
+if __name__ == "__main__":
+    main()
