@@ -110,16 +110,20 @@ print((kib("VmHWM") - base) * 1024 / (n * np.dtype(dt).itemsize))
 def memory(n=10_000_000, dt="float64", results=None):
     print(f"\n## peak extra memory for one call at N={n:.0e} {dt} (x output size, the output included; "
           "peak resident set growth over a call after one warm-up call of the same shape)")
-    names = list(contestants(dt))
-    for name in names:
+    print("(aot keeps the warm-up call's freed output for the next large one: runtime/blocks.py; the row"
+          " with AOT_BLOCK_CACHE_MB=0 is the same call without that cache)")
+    runs = [(name, {}) for name in contestants(dt)]
+    runs.insert(1, ("aot, AOT_BLOCK_CACHE_MB=0", {"AOT_BLOCK_CACHE_MB": "0"}))
+    for label, extra in runs:
+        name = label.split(",")[0]
         out = subprocess.run([sys.executable, "-c", _MEM_CHILD, name, dt, str(n), os.path.abspath(__file__)],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, env={**os.environ, **extra})
         val = f"{float(out.stdout.strip().splitlines()[-1]):.2f}" if out.returncode == 0 and out.stdout.strip() \
             else f"error: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else '?'}"
-        print(f"| {name} | {val} |")
+        print(f"| {label} | {val} |")
         if results is not None:
             key = f"peak extra memory, x output size, N={n:.0e} {dt}"
-            results.notes.setdefault(key, {})[name] = val if val.startswith("error") else float(val)
+            results.notes.setdefault(key, {})[label] = val if val.startswith("error") else float(val)
 
 
 if __name__ == "__main__":
