@@ -43,7 +43,14 @@ from .common import KERNEL_TYPE
 
 PARALLEL_FOR = "aot.parallel_for"
 JOB = ("kern", "args", "total", "chunk", "nchunks")  # the job's fields (i64 globals; pointers as ints)
-SPIN = 4000  # pause-loop iterations before a worker sleeps (~0.1 ms)
+# How long a worker spins for the next job before it sleeps, in cycle-counter ticks (rdtsc on x86:
+# ~0.3-0.5 ms at 2-3 GHz). A count of pause instructions measured nothing steady: `pause` takes 140
+# cycles on Skylake-SP, 10 ns on this project's VM, where 4000 of them (39 us) let the worker of a
+# two-pass FFT fall asleep between its passes whenever the caller's half ran that much longer; the
+# caller then woke it with a syscall and ran most of the pass alone (fft 65536 complex128 on two
+# threads: 340 us, 206 us spinning ~0.4 ms; tools/bench_fft.py).
+SPIN_TICKS = 1_000_000
+SPIN_ROUNDS = 100_000  # elsewhere (no pause instruction, no cycle counter user code may read): rounds
 _SYNC = 64  # bytes reserved for a pthread mutex / condvar (40 / 48 on x86-64 glibc); zero = initialiser
 SEQ = "seq_cst"
 MAX_THREADS = 256  # the pool's size limit (a larger nthreads is capped): workers' pthread_t slots
@@ -139,6 +146,7 @@ class _Pool:
         self.yield_ = _declare(module, "sched_yield", I32, [])
         x86 = (module.triple or "").startswith(("x86_64", "i386", "i686"))
         self.pause = _declare(module, "llvm.x86.sse2.pause", VOID, []) if x86 else None
+        self.ticks = _declare(module, "llvm.readcyclecounter", I64, []) if x86 else None  # rdtsc
         self.run_chunks = self._emit_run_chunks()
         self.worker = self._emit_worker()
         self.ensure_started = self._emit_ensure_started()
@@ -189,7 +197,7 @@ class _Pool:
         b.cbranch(self._stopping(b), exit_, listen)
         b.position_at_end(listen)
         fresh = _spin_until(
-            b, self, lambda: b.icmp_unsigned("!=", b.load_atomic(self.gen, SEQ, 8, typ=I64), seen), SPIN
+            b, self, lambda: b.icmp_unsigned("!=", b.load_atomic(self.gen, SEQ, 8, typ=I64), seen), limited=True
         )
         sleep, work = fn.append_basic_block("sleep"), fn.append_basic_block("work")
         b.cbranch(fresh, work, sleep)
@@ -293,23 +301,30 @@ def _clamp(b: L.IRBuilder, v, lo: int, hi: int):
     return b.select(b.icmp_signed(">", v, i64(hi)), i64(hi), v)
 
 
-def _spin_until(b: L.IRBuilder, pool: _Pool, cond, limit: int | None = None):
-    """Loop until cond() holds (pausing; yielding the CPU every 64 rounds when there is no limit).
-    With a limit, gives up after `limit` rounds; returns the i1 "cond held"."""
+def _spin_until(b: L.IRBuilder, pool: _Pool, cond, limited: bool = False):
+    """Loop until cond() holds (pausing; yielding the CPU every 64 rounds when not `limited`).
+    `limited`: gives up after SPIN_TICKS of the cycle counter (x86), else SPIN_ROUNDS rounds;
+    returns the i1 "cond held"."""
     fn = b.function
     head, body, done = (fn.append_basic_block(n) for n in ("spin.head", "spin.body", "spin.done"))
+    start = b.call(pool.ticks, []) if limited and pool.ticks is not None else None
     pre = b.block
     b.branch(head)
     b.position_at_end(head)
     k = b.phi(I64, name="spins")
     k.add_incoming(i64(0), pre)
     ok = cond()
-    more = b.not_(ok) if limit is None else b.and_(b.not_(ok), b.icmp_signed("<", k, i64(limit)))
+    if not limited:
+        more = b.not_(ok)
+    elif start is not None:  # (unsigned: a counter read lower on another core ends the spin)
+        more = b.and_(b.not_(ok), b.icmp_unsigned("<", b.sub(b.call(pool.ticks, []), start), i64(SPIN_TICKS)))
+    else:
+        more = b.and_(b.not_(ok), b.icmp_signed("<", k, i64(SPIN_ROUNDS)))
     b.cbranch(more, body, done)
     b.position_at_end(body)
     if pool.pause is not None:
         b.call(pool.pause, [])
-    if limit is None:
+    if not limited:
         with b.if_then(b.icmp_signed("==", b.and_(k, i64(63)), i64(63))):
             b.call(pool.yield_, [])
     k.add_incoming(b.add(k, i64(1)), b.block)
