@@ -19,7 +19,8 @@ def add_block_functions(mod, module: str) -> None:
 
     from .llvm.types import I64, PTR, VOID
 
-    libc = {"malloc": (PTR, [I64]), "calloc": (PTR, [I64, I64]), "realloc": (PTR, [PTR, I64]), "free": (VOID, [PTR])}
+    libc = {"aligned_alloc": (PTR, [I64, I64]), "calloc": (PTR, [I64, I64]), "realloc": (PTR, [PTR, I64]),
+            "free": (VOID, [PTR])}
     c_fn = {n: mod.globals.get(n) or L.Function(mod, L.FunctionType(r, a), name=n) for n, (r, a) in libc.items()}
     signatures = {"malloc": (PTR, [PTR, I64]), "calloc": (PTR, [PTR, I64, I64]), "realloc": (PTR, [PTR, PTR, I64]),
                   "free": (VOID, [PTR, PTR, I64]), "trim": (VOID, [PTR])}
@@ -29,6 +30,38 @@ def add_block_functions(mod, module: str) -> None:
     _malloc(fns["malloc"], c_fn)
     _free(fns["free"], c_fn)
     _trim(fns["trim"], c_fn)
+
+
+def blocks_ir() -> str:
+    """The process's blocks module (ir.abi_slots.BLOCKS_MODULE): the handler's functions, the
+    context pointer BLOCKS_CTX and the buffer allocator of compiled graphs."""
+    from llvmlite import ir as L
+
+    from .llvm.builder import Builder, module_text
+    from .llvm.types import I64, PTR, VOID
+
+    mod = L.Module(name=S.BLOCKS_MODULE)
+    add_block_functions(mod, S.BLOCKS_MODULE)
+    ctx = L.GlobalVariable(mod, PTR, name=S.BLOCKS_CTX)
+    ctx.initializer = L.Constant(PTR, None)
+    ctx.align = 8
+    fns = {n: mod.globals[S.block_symbol(S.BLOCKS_MODULE, n)] for n in ("malloc", "free")}
+    alloc = L.Function(mod, L.FunctionType(PTR, [I64]), name=S.BUFFER_ALLOC)
+    release = L.Function(mod, L.FunctionType(VOID, [PTR, I64]), name=S.BUFFER_FREE)
+    for fn, cached, plain in ((alloc, fns["malloc"], "aligned_alloc"), (release, fns["free"], "free")):
+        b = Builder(fn.append_basic_block("entry"))
+        c = b.load(ctx, typ=PTR)  # (set once, before any call can use it)
+        off, on = fn.append_basic_block("off"), fn.append_basic_block("on")
+        b.cbranch(b.icmp_unsigned("==", c, L.Constant(PTR, None)), off, on)
+        for block, callee, args in ((off, mod.globals[plain], [L.Constant(I64, 64), *fn.args] if fn is alloc
+                                     else [fn.args[0]]), (on, cached, [c, *fn.args])):
+            b.position_at_end(block)
+            r = b.call(callee, args)
+            if fn is alloc:
+                b.ret(r)
+            else:
+                b.ret_void()
+    return module_text(mod)
 
 
 def _passthrough(fn, c_fn) -> None:
@@ -101,8 +134,20 @@ class _Block:
         self.put(self.row(r, "ptr"), L.Constant(I64, 0))
 
 
+def _fresh(b, c_fn, size):
+    """A new block from libc, 64-byte aligned (a cached block may serve a compiled graph's buffer,
+    whose vector stores must not split cache lines). glibc takes any size (a size that overflowed,
+    SIZE_MAX, fails as it should: no rounding here to wrap it to 0)."""
+    from llvmlite import ir as L
+
+    from .llvm.types import I64
+
+    return b.call(c_fn["aligned_alloc"], [L.Constant(I64, 64), size])
+
+
 def _malloc(fn, c_fn) -> None:
-    """malloc(ctx, size): the smallest cached block of size..size + size/4 bytes, else libc's."""
+    """malloc(ctx, size): below min_bytes, libc's; else the smallest cached block of size..size +
+    size/4 bytes, else libc's."""
     from llvmlite import ir as L
 
     from .llvm.builder import Builder
@@ -114,6 +159,11 @@ def _malloc(fn, c_fn) -> None:
     blk = _Block(b, ctx)
     best = alloca(b, I64, name="best")
     b.store(L.Constant(I64, -1), best)
+    small, look = fn.append_basic_block("small"), fn.append_basic_block("look")
+    b.cbranch(b.icmp_unsigned("<", size, blk.get(S.BLOCK_CACHE.min_bytes)), small, look)
+    b.position_at_end(small)
+    b.ret(_fresh(b, c_fn, size))
+    b.position_at_end(look)
     blk.lock(fn)
     most = b.add(size, b.lshr(size, L.Constant(I64, 2)))
     with for_range(b, L.Constant(I64, 0), L.Constant(I64, S.BLOCK_ROWS), name="r", unroll=False) as r:
@@ -135,12 +185,13 @@ def _malloc(fn, c_fn) -> None:
     b.ret(p)
     b.position_at_end(miss)
     blk.unlock()
-    b.ret(b.call(c_fn["malloc"], [size]))
+    b.ret(_fresh(b, c_fn, size))
 
 
 def _free(fn, c_fn) -> None:
-    """free(ctx, p, size): a block of min_bytes..max_bytes into an empty row, evicting the oldest
-    rows first while the cache would exceed max_bytes or has no empty row; else libc's free."""
+    """free(ctx, p, size): a 64-byte aligned block of min_bytes..max_bytes into an empty row,
+    evicting the oldest rows first while the cache would exceed max_bytes or has no empty row;
+    else libc's free."""
     from llvmlite import ir as L
 
     from .llvm.builder import Builder
@@ -154,7 +205,8 @@ def _free(fn, c_fn) -> None:
     C = S.BLOCK_CACHE
     empty, oldest = alloca(b, I64, name="empty"), alloca(b, I64, name="oldest")
     keep, plain = fn.append_basic_block("keep"), fn.append_basic_block("plain")
-    kept = b.and_(b.icmp_unsigned("!=", b.ptrtoint(p, I64), zero),
+    addr = b.ptrtoint(p, I64)  # (a block numpy realloc'ed is not 64-byte aligned: not kept)
+    kept = b.and_(b.and_(b.icmp_unsigned("!=", addr, zero), b.icmp_unsigned("==", b.and_(addr, L.Constant(I64, 63)), zero)),
                   b.and_(b.icmp_unsigned(">=", size, blk.get(C.min_bytes)),
                          b.icmp_unsigned("<=", size, blk.get(C.max_bytes))))
     b.cbranch(kept, keep, plain)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir as L
 
+from ir.abi_slots import BUFFER_ALLOC, BUFFER_FREE
 from ir.records import record
 
 from .host_profile import ProfiledLaunches
@@ -207,9 +208,14 @@ class CpuHost(ProfiledLaunches, Host):
         self.rc_slot = alloca(self.alloca_builder, I32)
         self.alloca_builder.store(L.Constant(I32, 0), self.rc_slot)
         self.slots: list = []  # stack slots holding the malloc'ed pointers
+        self._sizes: dict = {}  # id(slot) -> the stack slot of its buffer's size (bytes)
         if self.options.library:
             _threads_global(self.module, self.options)  # the wrapper sets it even when no kernel is threaded
         self._free = declare(self.module, "free", L.VoidType(), [PTR])
+        # JIT code allocates its buffers through the process's blocks module (runtime/blocks.py:
+        # a large buffer reuses a block a call freed instead of pages the kernel must zero again);
+        # a library, which runs without Python, through the C library
+        self._pooled = not self.options.library
         self._scratch_sites: dict = {}  # id(scratch pointer) -> its call site's (cache, busy flag)
 
     def set_status(self, code: int) -> None:
@@ -222,13 +228,27 @@ class CpuHost(ProfiledLaunches, Host):
         nbytes = b.select(b.icmp_signed("==", nbytes, i64(0)), i64(64), nbytes)
         overflow = b.or_(overflow, b.icmp_signed("<", nbytes, i64(0)))
         nbytes = b.select(overflow, i64(-1), nbytes)  # aligned_alloc(SIZE_MAX) fails: an error
-        aligned_alloc = declare(self.module, "aligned_alloc", PTR, [I64, I64])
-        p = b.call(aligned_alloc, [i64(64), nbytes])
-        slot = alloca(self.alloca_builder, PTR)
+        if self._pooled:
+            p = b.call(declare(self.module, BUFFER_ALLOC, PTR, [I64]), [nbytes])
+        else:
+            p = b.call(declare(self.module, "aligned_alloc", PTR, [I64, I64]), [i64(64), nbytes])
+        slot, size = alloca(self.alloca_builder, PTR), alloca(self.alloca_builder, I64)
         self.alloca_builder.store(L.Constant(PTR, None), slot)
+        self.alloca_builder.store(i64(0), size)
         b.store(p, slot)
+        b.store(nbytes, size)
         self.slots.append(slot)
+        self._sizes[id(slot)] = size
         return p, b.icmp_unsigned("==", p, L.Constant(PTR, None))
+
+    def _release(self, b: L.IRBuilder, slot) -> None:
+        """Free the buffer in `slot` (null: nothing)."""
+        p = b.load(slot, typ=PTR)
+        if self._pooled:
+            size = b.load(self._sizes[id(slot)], typ=I64)
+            b.call(declare(self.module, BUFFER_FREE, VOID, [PTR, I64]), [p, size])
+        else:
+            b.call(self._free, [p])
 
     def n_buffers(self) -> int:
         return len(self.slots)
@@ -239,7 +259,7 @@ class CpuHost(ProfiledLaunches, Host):
     def free(self, buffers: list) -> None:
         b = self.builder
         for slot in buffers:  # the slot is reset: cleanup frees the rest
-            b.call(self._free, [b.load(slot, typ=PTR)])
+            self._release(b, slot)
             b.store(L.Constant(PTR, None), slot)
 
     def launch(self, kern: L.Function, slots: list, total: L.Value, align: int, work=None) -> Launch:
@@ -435,7 +455,7 @@ class CpuHost(ProfiledLaunches, Host):
     def finish(self) -> None:
         cb = Builder(self.cleanup)
         for slot in self.slots:  # free every intermediate (slots start null)
-            cb.call(self._free, [cb.load(slot, typ=PTR)])
+            self._release(cb, slot)
         if self._profiling():
             self._finish_profile(cb)
         cb.ret(cb.load(self.rc_slot, typ=I32))

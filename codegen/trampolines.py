@@ -10,6 +10,8 @@
   kernel call and its real pre/post pass from one prepared block and two arrays.
 - `aot_jit_parallel_for` (ir.abi_slots.SHARED_PARALLEL_FOR): the JIT process's thread pool, which
   every compiled graph's kernels run on (codegen/kernels/parallel.py).
+- the blocks module (ir.abi_slots.BLOCKS_MODULE, codegen/block_cache.py): the large-block cache's
+  numpy memory handler and compiled graphs' buffer allocator (runtime/blocks.py).
 
 runtime (which may not import codegen) gets them through `HELPERS`, handed to it by the aot layer:
 `HELPERS.ir(name, params)` is the module's text, `HELPERS.digest` part of the key under which
@@ -116,7 +118,6 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
     records and dim rows, outputs made (or taken), the entry called, the outputs returned."""
     from llvmlite import ir as L
 
-    from .block_cache import add_block_functions
     from .block_cache import new_array as new_array_call
     from .kernels.parallel import as_callee
     from .llvm.builder import Builder, module_text
@@ -126,7 +127,6 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
     table, P, D = S.STRIDED_CALL, S.STRIDED_PLAN, S.STRIDED_DIM
     H, F = table.header, table.fields
     mod, fn = _builtin(table)
-    add_block_functions(mod, table.symbol)
     this, objs, nargs = fn.args
     b = Builder(fn.append_basic_block("entry"))
     none_block = fn.append_basic_block("none")  # not ours: return None (the caller's general path)
@@ -472,6 +472,14 @@ def _widen(b, fn, itemsize, size, src, dst) -> None:
 _POOL_SOURCE = Path(__file__).with_name("kernels") / "parallel.py"
 
 
+def blocks_ir() -> str:
+    """The process's blocks module (ir.abi_slots.BLOCKS_MODULE; imports llvmlite.ir: only when its
+    object is not cached)."""
+    from .block_cache import blocks_ir as build
+
+    return build()
+
+
 def parallel_pool_ir() -> str:
     """The JIT process's thread pool (imports llvmlite.ir: only when its object is not cached)."""
     from .kernels.parallel import shared_pool_ir
@@ -484,7 +492,8 @@ class Helpers:
     params)` is the LLVM IR of helper `name` ("array_call": array_call_ir, "fft_thunks":
     fft_thunks_ir) with keyword `params`; `digest` changes with the sources that generate it."""
 
-    _BUILDERS = {"array_call": array_call_ir, "fft_thunks": fft_thunks_ir, "parallel_pool": parallel_pool_ir}
+    _BUILDERS = {"array_call": array_call_ir, "fft_thunks": fft_thunks_ir, "parallel_pool": parallel_pool_ir,
+                 "blocks": blocks_ir}
 
     def ir(self, name: str, params: dict) -> str:
         return self._BUILDERS[name](**params)

@@ -149,5 +149,14 @@ PY_DATA_MEM_SET_HANDLER = 304  # the slot of PyDataMem_SetHandler in numpy's C A
 
 
 def block_symbol(module: str, name: str) -> str:
-    """The symbol of BLOCK_FUNCTIONS' `name` emitted with the call builtin module `module`."""
+    """The symbol of BLOCK_FUNCTIONS' `name` emitted with the module `module`."""
     return f"{module}_block_{name}"
+
+
+# The process's blocks module (runtime helper "blocks", codegen/block_cache.py's blocks_ir): the
+# BLOCK_FUNCTIONS under BLOCKS_MODULE, and the allocator of compiled graphs' intermediate buffers
+# (JIT code only: libraries call aligned_alloc/free): `void *BUFFER_ALLOC(i64 size)` (64-byte
+# aligned) and `void BUFFER_FREE(void *p, i64 size)`, which use the cache block at BLOCKS_CTX (a
+# pointer; runtime/blocks.py sets it in every loaded copy) and aligned_alloc/free while it is null.
+BLOCKS_MODULE = "aot_blocks"
+BUFFER_ALLOC, BUFFER_FREE, BLOCKS_CTX = "aot_buffer_alloc", "aot_buffer_free", "aot_blocks_ctx"

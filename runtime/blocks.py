@@ -8,10 +8,12 @@ current only around their allocation; the array keeps the handler, whose free ke
 for the next such array, up to BLOCK_ROWS blocks and `AOT_BLOCK_CACHE_MB` megabytes (default
 512; 0 turns the cache off). numpy's own arrays never see it; `trim()` gives the blocks back.
 
-The handler's functions are native (codegen/block_cache.py), emitted with each call builtin's
-module; the first module loaded offers them (`offer`), and the handler points at that copy for the
-life of the process (every loaded module stays mapped: the JIT's engines are never torn down,
-ctypes never closes a library). The handler struct, its name, the capsule and the cache block are
+The handler's functions are native (codegen/block_cache.py), emitted in the blocks module (loaded
+once into the JIT, linked into each warm-started library) and in aot.fft's call thunks; the first
+module loaded offers them (`offer`), and the handler points at that copy for the life of the
+process (every loaded module stays mapped: the JIT's engines are never torn down, ctypes never
+closes a library). Compiled graphs (JIT code) allocate their intermediate buffers through the
+blocks module as well, so an intermediate of a large call reuses a block too. The handler struct, its name, the capsule and the cache block are
 never freed: arrays may outlive every Python object at interpreter exit.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ir.abi_slots import (
     BLOCK_FUNCTIONS,
     BLOCK_ROW,
     BLOCK_ROWS,
+    BLOCKS_CTX,
     PY_DATA_MEM_SET_HANDLER,
     block_symbol,
 )
@@ -53,22 +56,34 @@ def max_bytes() -> int:
 
 
 def offer(module: str, resolve) -> None:
-    """Install the handler with the functions of call builtin module `module` (`resolve(symbol)`:
-    an address) unless one is installed; nothing when the cache is off or numpy lacks the API."""
-    if _state or max_bytes() == 0:
+    """A module with the handler's functions was loaded (`module`'s BLOCK_FUNCTIONS; `resolve(symbol)`:
+    an address, KeyError when it has none): install the handler with them unless one is installed
+    (nothing when the cache is off or numpy lacks the API), then point the module's BLOCKS_CTX at
+    the cache block, when it has one (the blocks module: its copy of compiled graphs' allocator
+    uses the cache from then on)."""
+    if max_bytes() == 0:
         return
     with _lock:
-        if _state:
-            return
-        set_handler = _set_handler_address()
-        if set_handler is None:
-            _state["capsule"] = None
-            return
+        if not _state:
+            _install_with(module, resolve)
+        ctx = _state.get("ctx")
+    if ctx:
         try:
-            fns = {name: resolve(block_symbol(module, name)) for name in BLOCK_FUNCTIONS}
-        except (KeyError, AttributeError):  # a module built before it had them: a later one offers
-            return
-        _state.update(_install(fns), set_handler=set_handler, trim=fns["trim"])
+            ctypes.c_void_p.from_address(resolve(BLOCKS_CTX)).value = ctx
+        except (KeyError, AttributeError):
+            pass
+
+
+def _install_with(module: str, resolve) -> None:
+    set_handler = _set_handler_address()
+    if set_handler is None:
+        _state["capsule"] = None
+        return
+    try:
+        fns = {name: resolve(block_symbol(module, name)) for name in BLOCK_FUNCTIONS}
+    except (KeyError, AttributeError):  # a module built before it had them: a later one offers
+        return
+    _state.update(_install(fns), set_handler=set_handler, trim=fns["trim"])
 
 
 def offered() -> bool:

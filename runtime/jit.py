@@ -268,19 +268,52 @@ def array_trampoline(layout: tuple[tuple[str, int], ...], helpers=None) -> int |
     check arrays in Python)."""
     addr = _trampolines.get(layout)
     if addr is None and helpers is not None:
-        from ir.abi_slots import BLOCK_FUNCTIONS, STRIDED_CALL, block_symbol
+        from ir.abi_slots import STRIDED_CALL
 
-        from . import blocks
-
-        module = STRIDED_CALL.symbol
+        blocks_module(helpers)  # the handler its large outputs are made with
         with _lock:
             addr = _trampolines.get(layout)
             if addr is None:
                 addrs = load_helper(default_engine(), helpers, "array_call", _array_call(layout),
-                                    [module, *(block_symbol(module, n) for n in BLOCK_FUNCTIONS)])
-                blocks.offer(module, addrs.__getitem__)
-                addr = _trampolines[layout] = addrs[module]
+                                    [STRIDED_CALL.symbol])
+                addr = _trampolines[layout] = addrs[STRIDED_CALL.symbol]
     return addr
+
+
+_blocks: list[bool] = []
+
+
+def blocks_module(helpers) -> None:
+    """Load the process's blocks module (helper "blocks": the large-block cache's functions and
+    compiled graphs' buffer allocator, ir.abi_slots.BLOCKS_MODULE) once, its allocator resolvable
+    by every engine, and offer it to runtime.blocks. Compiled graphs call the allocator: load it
+    before their object code."""
+    from ir.abi_slots import BLOCKS_MODULE, BUFFER_ALLOC, BUFFER_FREE
+
+    from . import blocks
+
+    with _lock:
+        if _blocks:
+            return
+        engine = default_engine()
+        engine.add_object(blocks_object(helpers), owner="trampoline")
+        for name in (BUFFER_ALLOC, BUFFER_FREE):
+            engine.export(name)
+        _blocks.append(True)
+
+    def resolve(symbol: str) -> int:
+        try:
+            return engine.address(symbol)
+        except KeyError:
+            return engine.global_address(symbol)
+
+    blocks.offer(BLOCKS_MODULE, resolve)
+
+
+def blocks_object(helpers) -> bytes:
+    """The blocks module's object code, to be linked into a shared library with graphs that call
+    its allocator (a warm start of aot.compile)."""
+    return helper_object(default_engine(), helpers, "blocks", {})
 
 
 def array_trampoline_object(layout: tuple[tuple[str, int], ...], helpers) -> tuple[bytes, str]:

@@ -104,12 +104,13 @@ def _parse(blob: bytes, args: tuple) -> dict | None:
 
 
 def _load(record: dict, lib_bytes: bytes):
+    from ir.abi_slots import BLOCKS_MODULE
     from runtime import ArgSpec, JitFunction, Signature, blocks, perf_map
     from runtime.native_lib import load_library, symbol_address
 
     owner = perf_map.current_owner() if perf_map.ENABLED else ""
     lib = load_library(lib_bytes, record["entry"], owner, {record["trampoline"]: "trampoline"})
-    blocks.offer(record["trampoline"], lambda symbol: symbol_address(lib, symbol))  # (its module's copy)
+    blocks.offer(BLOCKS_MODULE, lambda symbol: symbol_address(lib, symbol))  # (the library's copy)
     sig = Signature(tuple(ArgSpec(d, tuple(s), bool(c)) for d, s, c in record["inputs"]),
                     tuple(ArgSpec(d, tuple(s)) for d, s in record["outputs"]), record["entry"])
     fn = JitFunction(symbol_address(lib, record["entry"]), sig, keepalive=lib,
@@ -173,7 +174,7 @@ def _link_and_put(key: str, runner, unwrap: bool) -> None:
     from ir.abi_slots import SHARED_PARALLEL_FOR
     from runtime.buffers import ARRAY_LAYOUT
     from runtime.elf import check_object
-    from runtime.jit import array_trampoline_object, shared_pool_object
+    from runtime.jit import array_trampoline_object, blocks_object, shared_pool_object
     from runtime.native_lib import link_objects
 
     cache = _cache()
@@ -182,7 +183,7 @@ def _link_and_put(key: str, runner, unwrap: bool) -> None:
         return
     tramp, tramp_symbol = array_trampoline_object(ARRAY_LAYOUT, HELPERS)
     pool = [shared_pool_object(HELPERS)] if SHARED_PARALLEL_FOR.encode() in obj else []  # its own, if it runs threads
-    lib = link_objects([obj, tramp, *pool])
+    lib = link_objects([obj, tramp, blocks_object(HELPERS), *pool])  # (blocks: the handler, graphs' buffers)
     sig = runner.signature
     rec = {"format": _FORMAT, "entry": sig.name, "trampoline": tramp_symbol, "unwrap": unwrap,
            "inputs": [(np.dtype(s.dtype).str, tuple(s.shape), s.contiguous) for s in sig.inputs],

@@ -15,11 +15,12 @@ from codegen.targets import host_target
 
 
 def _allocations(fn, *args, library: bool = False) -> int:
-    """aligned_alloc calls in the entry of fn's compiled graph."""
+    """Buffer allocations in the entry of fn's compiled graph (aligned_alloc in a library, the
+    blocks module's allocator in JIT code)."""
     module = aot.export(fn, args).ir_module()
     options = CodegenOptions(num_threads=2, library="lib" if library else "")
     text = str(codegen.lower_module(module, host_target(), options))
-    return len(re.findall(r'call ptr @"aligned_alloc"', text))
+    return len(re.findall(r'call ptr @"(aligned_alloc|aot_buffer_alloc)"', text))
 
 
 def softmax(x):

@@ -1,6 +1,7 @@
 """The large-block cache (runtime/blocks.py): large outputs of compiled calls and of the general
 FFT path reuse blocks that earlier ones freed, through a numpy memory handler current only
-around their allocation; everything else keeps numpy's allocator."""
+around their allocation, and so do compiled graphs' intermediate buffers; everything else keeps
+numpy's allocator."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 import aot
-from ir.abi_slots import BLOCK_FUNCTIONS, BLOCK_ROWS, STRIDED_CALL, block_symbol
+from ir.abi_slots import BLOCK_FUNCTIONS, BLOCK_ROWS, BLOCKS_MODULE, block_symbol
 from runtime import blocks
 
 try:
@@ -115,6 +116,45 @@ def test_threads_share_the_cache_safely(empty_cache):
     assert blocks.cached_bytes() <= BLOCK_ROWS * BIG * 8
 
 
+@aot.compile
+def _sorted_chain(a):
+    s = np.sort(a)  # an intermediate buffer of the compiled graph
+    return s * 2.0 + np.sqrt(s)
+
+
+def test_intermediate_buffers_of_compiled_graphs(empty_cache):
+    """JIT code allocates its large intermediates through the cache: the sorted copy freed at the
+    end of a call serves the next call (and the results stay right under reuse)."""
+    rng = np.random.default_rng(4)
+    a, b = rng.random(BIG), rng.random(BIG)
+    r = _sorted_chain(a)
+    np.testing.assert_allclose(r, np.sort(a) * 2.0 + np.sqrt(np.sort(a)), rtol=1e-15)
+    assert blocks.cached_bytes() >= BIG * 8  # the intermediate, while r holds the output
+    r2 = _sorted_chain(b)
+    np.testing.assert_allclose(r2, np.sort(b) * 2.0 + np.sqrt(np.sort(b)), rtol=1e-15)
+    assert blocks.cached_bytes() >= BIG * 8
+
+
+def test_intermediates_from_threads_without_the_gil(empty_cache):
+    """Large calls release the GIL: entries on several threads take and give back blocks at once."""
+    rng = np.random.default_rng(5)
+    inputs = [rng.random(BIG) for _ in range(3)]
+    wants = [np.sort(x) * 2.0 + np.sqrt(np.sort(x)) for x in inputs]
+    bad = []
+
+    def work(x, want):
+        for _ in range(10):
+            if not np.allclose(_sorted_chain(x), want, rtol=1e-15, atol=0):
+                bad.append(1)
+
+    threads = [threading.Thread(target=work, args=xw) for xw in zip(inputs, wants)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+
+
 def test_general_fft_path_outputs(empty_cache):
     x = np.random.default_rng(3).random((64, 64, 64)) + 0j  # 4 MiB: the general path
     y = aot.fft.fftn(x)
@@ -129,7 +169,7 @@ def test_native_functions_directly(empty_cache):
     untouched): best fit within a quarter, the byte bound, eviction of the oldest."""
     from runtime.jit import default_engine
 
-    addr = {n: default_engine().address(block_symbol(STRIDED_CALL.symbol, n)) for n in BLOCK_FUNCTIONS}
+    addr = {n: default_engine().address(block_symbol(BLOCKS_MODULE, n)) for n in BLOCK_FUNCTIONS}
     vp, sz = ctypes.c_void_p, ctypes.c_size_t
     malloc = ctypes.CFUNCTYPE(vp, vp, sz)(addr["malloc"])
     free = ctypes.CFUNCTYPE(None, vp, vp, sz)(addr["free"])
@@ -168,13 +208,22 @@ _CHILD = textwrap.dedent("""
     except ImportError:
         from numpy.core.multiarray import get_handler_name
     f = aot.compile(lambda a: a * 3.0)
+    def chain(a):
+        s = np.sort(a)
+        return s + 1.0
+    g = aot.compile(chain)
     a = np.ones(blocks.MIN_BYTES // 8 + 1)
     outs = [f(a) for _ in range(6)]
     names = sorted({get_handler_name(o) for o in outs})
     del outs
-    info = f.cache_info()
-    print(json.dumps({"names": names, "cached": blocks.cached_bytes(), "warm": info["warm_starts"],
-                      "capture": "aot.compiler.capture" in sys.modules}))
+    cached = blocks.cached_bytes()
+    blocks.trim()
+    r = g(a)  # its sorted intermediate goes back to the cache (JIT or warm-started library's copy)
+    ok = bool(np.all(r == 2.0))
+    info, ginfo = f.cache_info(), g.cache_info()
+    print(json.dumps({"names": names, "cached": cached, "warm": info["warm_starts"] + ginfo["warm_starts"],
+                      "capture": "aot.compiler.capture" in sys.modules, "ok": ok,
+                      "intermediate": blocks.cached_bytes()}))
 """)
 
 
@@ -196,7 +245,10 @@ def test_capacity_setting_and_warm_start(tmp_path):
     size = (blocks.MIN_BYTES // 8 + 1) * 8
     cold = _child(tmp_path, None)
     assert cold["names"] == ["aot_blocks"] and cold["cached"] == 6 * size and cold["warm"] == 0
+    assert cold["ok"] and cold["intermediate"] >= size
     warm = _child(tmp_path, "9")  # 9 MB: two of the 4 MiB blocks
-    assert warm == {"names": ["aot_blocks"], "cached": 2 * size, "warm": 1, "capture": False}
+    assert warm["intermediate"] >= size  # the warm-started library's allocator uses the cache too
+    assert warm == {"names": ["aot_blocks"], "cached": 2 * size, "warm": 2, "capture": False, "ok": True,
+                    "intermediate": warm["intermediate"]}
     off = _child(tmp_path, "0")
-    assert off["names"] != ["aot_blocks"] and off["cached"] == 0
+    assert off["names"] != ["aot_blocks"] and off["cached"] == 0 and off["intermediate"] == 0 and off["ok"]
