@@ -1,12 +1,13 @@
 """The large-block cache's native side (ir.abi_slots.BLOCK_CACHE): a numpy memory handler's
-functions, emitted into each call builtin's module, and the pooled PyArray_New call the builtins
-make their large outputs with.
+functions, the blocks module (those functions, and compiled graphs' buffer allocator over the same
+cache), and the pooled PyArray_New call the array trampoline makes its large outputs with.
 
-The functions take the cache block as numpy's `ctx`, so every copy (the JIT's, each warm-started
-library's) works on the one block runtime/blocks.py made for the process; which copy the handler
-points at does not matter. They run with the GIL held (numpy allocates and frees array data under
-it), and still take the block's spin lock: a free-threaded build or a C extension freeing an array
-without the GIL must not corrupt the rows.
+The functions take the cache block as `ctx` (numpy's handler context; the blocks module's
+BLOCKS_CTX), so every copy (the JIT's, each warm-started library's, aot.fft's call thunks') works
+on the one block runtime/blocks.py made for the process; which copy the handler points at does not
+matter. numpy calls the handler with the GIL held, but compiled entries allocate and free their
+buffers without it: the block's spin lock guards the rows. Every block is 64-byte aligned (a
+cached block may become a graph's buffer); a block that is not (numpy realloc'ed it) is not kept.
 """
 from __future__ import annotations
 
