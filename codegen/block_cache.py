@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from ir import abi_slots as S
 
+LOCK_SPINS = 1 << 20  # tries of the cache's lock before a call goes around the cache (~10 ms)
+
 
 def add_block_functions(mod, module: str) -> None:
     """BLOCK_FUNCTIONS of `module` (ir.abi_slots.block_symbol) in the llvmlite module `mod`."""
@@ -104,18 +106,29 @@ class _Block:
                           self.b.add(self.b.mul(r, L.Constant(I64, len(S.BLOCK_ROW))),
                                      L.Constant(I64, getattr(S.BLOCK_ROW, field))))
 
-    def lock(self, fn) -> None:
+    def lock(self, fn, busy) -> None:
+        """Take the spin lock, or after LOCK_SPINS failed tries go to block `busy` (the caller's
+        path around the cache: a lock left held by a thread that no longer exists, as in a child
+        after fork, costs that wait, never a hang)."""
         from llvmlite import ir as L
 
         from .llvm.types import I64
 
-        spin, held = fn.append_basic_block("spin"), fn.append_basic_block("held")
-        self.b.branch(spin)
-        self.b.position_at_end(spin)
-        pair = self.b.cmpxchg(self.ptr(S.BLOCK_CACHE.lock), L.Constant(I64, 0), L.Constant(I64, 1),
-                              "acquire", "monotonic")
-        self.b.cbranch(self.b.extract_value(pair, 1), held, spin)
-        self.b.position_at_end(held)
+        b = self.b
+        entry = b.block
+        spin, again, held = (fn.append_basic_block(n) for n in ("spin", "spin_again", "held"))
+        b.branch(spin)
+        b.position_at_end(spin)
+        tries = b.phi(I64, "tries")
+        tries.add_incoming(L.Constant(I64, 0), entry)
+        pair = b.cmpxchg(self.ptr(S.BLOCK_CACHE.lock), L.Constant(I64, 0), L.Constant(I64, 1),
+                         "acquire", "monotonic")
+        b.cbranch(b.extract_value(pair, 1), held, again)
+        b.position_at_end(again)
+        more = b.add(tries, L.Constant(I64, 1))
+        tries.add_incoming(more, again)
+        b.cbranch(b.icmp_signed("<", more, L.Constant(I64, LOCK_SPINS)), spin, busy)
+        b.position_at_end(held)
 
     def unlock(self) -> None:
         from llvmlite import ir as L
@@ -164,8 +177,11 @@ def _malloc(fn, c_fn) -> None:
     b.cbranch(b.icmp_unsigned("<", size, blk.get(S.BLOCK_CACHE.min_bytes)), small, look)
     b.position_at_end(small)
     b.ret(_fresh(b, c_fn, size))
+    busy = fn.append_basic_block("busy")
+    b.position_at_end(busy)
+    b.ret(_fresh(b, c_fn, size))
     b.position_at_end(look)
-    blk.lock(fn)
+    blk.lock(fn, busy)
     most = b.add(size, b.lshr(size, L.Constant(I64, 2)))
     with for_range(b, L.Constant(I64, 0), L.Constant(I64, S.BLOCK_ROWS), name="r", unroll=False) as r:
         have = blk.get(blk.row(r, "size"))
@@ -231,7 +247,7 @@ def _free(fn, c_fn) -> None:
         return b.or_(over, b.icmp_signed("<", b.load(empty, typ=I64), zero))
 
     b.position_at_end(keep)
-    blk.lock(fn)
+    blk.lock(fn, plain)
     scan()
     with while_loop(b, short, name="evict"):  # (size <= max_bytes: it ends, at worst with every row empty)
         o = b.load(oldest, typ=I64)
@@ -260,13 +276,16 @@ def _trim(fn, c_fn) -> None:
     (ctx,) = fn.args
     b = Builder(fn.append_basic_block("entry"))
     blk = _Block(b, ctx)
-    blk.lock(fn)
+    busy = fn.append_basic_block("busy")
+    blk.lock(fn, busy)
     zero = L.Constant(I64, 0)
     with (for_range(b, zero, L.Constant(I64, S.BLOCK_ROWS), name="r", unroll=False) as r,
           b.if_then(b.icmp_unsigned("!=", blk.get(blk.row(r, "ptr")), zero))):
         b.call(c_fn["free"], [blk.get(blk.row(r, "ptr"), PTR)])
         blk.take(r)
     blk.unlock()
+    b.ret_void()
+    b.position_at_end(busy)
     b.ret_void()
 
 

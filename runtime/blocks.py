@@ -149,6 +149,9 @@ def _install(fns: dict) -> dict:
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     capsule = new(handler, name, None)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(capsule))  # never deallocated: arrays point at it
+    lock = ctypes.c_int64.from_address(ctx + 8 * BLOCK_CACHE.lock)
+    # a child of fork() has none of the parent's other threads: a lock one of them held is free
+    os.register_at_fork(after_in_child=lambda: setattr(lock, "value", 0))
     return {"capsule": capsule, "ctx": ctx}
 
 
