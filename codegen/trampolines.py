@@ -21,7 +21,7 @@ llvmlite.ir (the builders import it on first use).
 from __future__ import annotations
 
 import functools
-from pathlib import Path
+import os
 
 from ir import abi_slots as S
 from ir.digest import sha256
@@ -469,7 +469,8 @@ def _widen(b, fn, itemsize, size, src, dst) -> None:
     b.position_at_end(done)
 
 
-_POOL_SOURCE = Path(__file__).with_name("kernels") / "parallel.py"
+_HERE = os.path.dirname(os.path.abspath(__file__))  # (os.path: pathlib costs a cold start ~3 ms of imports)
+_POOL_SOURCE = os.path.join(_HERE, "kernels", "parallel.py")
 
 
 def blocks_ir() -> str:
@@ -501,8 +502,9 @@ class Helpers:
     @functools.cached_property
     def digest(self) -> str:
         h = sha256()
-        for path in (Path(__file__), Path(S.__file__), _POOL_SOURCE, Path(__file__).with_name("block_cache.py")):
-            h.update(path.read_bytes())
+        for path in (__file__, S.__file__, _POOL_SOURCE, os.path.join(_HERE, "block_cache.py")):
+            with open(path, "rb") as f:
+                h.update(f.read())
         return h.hexdigest()[:32]
 
 

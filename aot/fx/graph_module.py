@@ -6,7 +6,6 @@ import itertools
 import linecache
 import os
 import pickle
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -228,6 +227,8 @@ class GraphModule(Module):
 
         Submodules, parameters and buffers are pickled next to the generated `module.py`.
         """
+        from pathlib import Path  # (not at import: pathlib costs a cold start ~3 ms of imports)
+
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         code = self._graph.python_code(root_module="self")
