@@ -47,12 +47,15 @@ _state: dict = {}  # "capsule" (None: no handler in this process), "ctx", "trim"
 
 
 def max_bytes() -> int:
-    """The cache's capacity in bytes (AOT_BLOCK_CACHE_MB; 512 MB when unset or not a number)."""
+    """The cache's capacity in bytes (AOT_BLOCK_CACHE_MB megabytes, default 512; 0: no cache)."""
+    env = os.environ.get(ENV_VAR, "").strip() or "512"
     try:
-        mb = float(os.environ.get(ENV_VAR, "512"))
+        mb = float(env)
     except ValueError:
-        mb = 512.0
-    return max(0, int(mb * (1 << 20)))
+        mb = -1.0
+    if not 0 <= mb < 1 << 40:  # (NaN fails too)
+        raise ValueError(f"{ENV_VAR} must be a number of megabytes >= 0 (0 turns the cache off), got {env!r}")
+    return int(mb * (1 << 20))
 
 
 def offer(module: str, resolve) -> None:

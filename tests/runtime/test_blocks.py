@@ -266,6 +266,17 @@ def _child(tmp_path, mb: str | None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def test_a_bad_capacity_setting_is_refused(monkeypatch):
+    for bad in ("lots", "-1", "nan"):
+        monkeypatch.setenv("AOT_BLOCK_CACHE_MB", bad)
+        with pytest.raises(ValueError, match="AOT_BLOCK_CACHE_MB must be a number of megabytes"):
+            blocks.max_bytes()
+    monkeypatch.setenv("AOT_BLOCK_CACHE_MB", "1.5")
+    assert blocks.max_bytes() == 3 << 19
+    monkeypatch.delenv("AOT_BLOCK_CACHE_MB")
+    assert blocks.max_bytes() == 512 << 20
+
+
 def test_capacity_setting_and_warm_start(tmp_path):
     """AOT_BLOCK_CACHE_MB bounds the bytes kept (0: no handler at all), and a warm-started
     library's copy of the functions serves as well as the JIT's."""
