@@ -11,17 +11,20 @@ cached block may become a graph's buffer); a block that is not (numpy realloc'ed
 """
 from __future__ import annotations
 
+from llvmlite import ir as L
+
 from ir import abi_slots as S
+
+from .kernels.parallel import as_callee
+from .llvm.builder import Builder, module_text
+from .llvm.loops import alloca, for_range, while_loop
+from .llvm.types import I64, PTR, VOID
 
 LOCK_SPINS = 1 << 20  # tries of the cache's lock before a call goes around the cache (~10 ms)
 
 
 def add_block_functions(mod, module: str) -> None:
     """BLOCK_FUNCTIONS of `module` (ir.abi_slots.block_symbol) in the llvmlite module `mod`."""
-    from llvmlite import ir as L
-
-    from .llvm.types import I64, PTR, VOID
-
     libc = {"aligned_alloc": (PTR, [I64, I64]), "calloc": (PTR, [I64, I64]), "realloc": (PTR, [PTR, I64]),
             "free": (VOID, [PTR])}
     c_fn = {n: mod.globals.get(n) or L.Function(mod, L.FunctionType(r, a), name=n) for n, (r, a) in libc.items()}
@@ -38,11 +41,6 @@ def add_block_functions(mod, module: str) -> None:
 def blocks_ir() -> str:
     """The process's blocks module (ir.abi_slots.BLOCKS_MODULE): the handler's functions, the
     context pointer BLOCKS_CTX and the buffer allocator of compiled graphs."""
-    from llvmlite import ir as L
-
-    from .llvm.builder import Builder, module_text
-    from .llvm.types import I64, PTR, VOID
-
     mod = L.Module(name=S.BLOCKS_MODULE)
     add_block_functions(mod, S.BLOCKS_MODULE)
     ctx = L.GlobalVariable(mod, PTR, name=S.BLOCKS_CTX)
@@ -69,8 +67,6 @@ def blocks_ir() -> str:
 
 def _passthrough(fn, c_fn) -> None:
     """fn(ctx, *args) = c_fn(*args): blocks of any size come from and go back to libc."""
-    from .llvm.builder import Builder
-
     b = Builder(fn.append_basic_block("entry"))
     b.ret(b.call(c_fn, list(fn.args[1:])))
 
@@ -82,26 +78,16 @@ class _Block:
         self.b, self.ctx = b, ctx
 
     def ptr(self, index):
-        from llvmlite import ir as L
-
-        from .llvm.types import I64
-
         index = index if isinstance(index, L.Value) else L.Constant(I64, index)
         return self.b.gep(self.ctx, [index], source_etype=I64)
 
     def get(self, index, typ=None):
-        from .llvm.types import I64
-
         return self.b.load(self.ptr(index), typ=typ or I64)
 
     def put(self, index, value) -> None:
         self.b.store(value, self.ptr(index))
 
     def row(self, r, field: str):  # the slot index of row r's field
-        from llvmlite import ir as L
-
-        from .llvm.types import I64
-
         return self.b.add(L.Constant(I64, len(S.BLOCK_CACHE)),
                           self.b.add(self.b.mul(r, L.Constant(I64, len(S.BLOCK_ROW))),
                                      L.Constant(I64, getattr(S.BLOCK_ROW, field))))
@@ -110,10 +96,6 @@ class _Block:
         """Take the spin lock, or after LOCK_SPINS failed tries go to block `busy` (the caller's
         path around the cache: a lock left held by a thread that no longer exists, as in a child
         after fork, costs that wait, never a hang)."""
-        from llvmlite import ir as L
-
-        from .llvm.types import I64
-
         b = self.b
         entry = b.block
         spin, again, held = (fn.append_basic_block(n) for n in ("spin", "spin_again", "held"))
@@ -131,18 +113,10 @@ class _Block:
         b.position_at_end(held)
 
     def unlock(self) -> None:
-        from llvmlite import ir as L
-
-        from .llvm.types import I64
-
         self.b.atomic_rmw("xchg", self.ptr(S.BLOCK_CACHE.lock), L.Constant(I64, 0), "release")
 
     def take(self, r) -> None:
         """Empty row r (its block is the caller's now)."""
-        from llvmlite import ir as L
-
-        from .llvm.types import I64
-
         cached = S.BLOCK_CACHE.cached_bytes
         self.put(cached, self.b.sub(self.get(cached), self.get(self.row(r, "size"))))
         self.put(self.row(r, "ptr"), L.Constant(I64, 0))
@@ -152,36 +126,23 @@ def _fresh(b, c_fn, size):
     """A new block from libc, 64-byte aligned (a cached block may serve a compiled graph's buffer,
     whose vector stores must not split cache lines). glibc takes any size (a size that overflowed,
     SIZE_MAX, fails as it should: no rounding here to wrap it to 0)."""
-    from llvmlite import ir as L
-
-    from .llvm.types import I64
-
     return b.call(c_fn["aligned_alloc"], [L.Constant(I64, 64), size])
 
 
 def _malloc(fn, c_fn) -> None:
     """malloc(ctx, size): below min_bytes, libc's; else the smallest cached block of size..size +
     size/4 bytes, else libc's."""
-    from llvmlite import ir as L
-
-    from .llvm.builder import Builder
-    from .llvm.loops import alloca, for_range
-    from .llvm.types import I64, PTR
-
     ctx, size = fn.args
     b = Builder(fn.append_basic_block("entry"))
     blk = _Block(b, ctx)
     best = alloca(b, I64, name="best")
     b.store(L.Constant(I64, -1), best)
-    small, look = fn.append_basic_block("small"), fn.append_basic_block("look")
-    b.cbranch(b.icmp_unsigned("<", size, blk.get(S.BLOCK_CACHE.min_bytes)), small, look)
-    b.position_at_end(small)
-    b.ret(_fresh(b, c_fn, size))
-    busy = fn.append_basic_block("busy")
-    b.position_at_end(busy)
+    fresh, look = fn.append_basic_block("fresh"), fn.append_basic_block("look")
+    b.cbranch(b.icmp_unsigned("<", size, blk.get(S.BLOCK_CACHE.min_bytes)), fresh, look)
+    b.position_at_end(fresh)  # a small block, or the lock not taken
     b.ret(_fresh(b, c_fn, size))
     b.position_at_end(look)
-    blk.lock(fn, busy)
+    blk.lock(fn, fresh)
     most = b.add(size, b.lshr(size, L.Constant(I64, 2)))
     with for_range(b, L.Constant(I64, 0), L.Constant(I64, S.BLOCK_ROWS), name="r", unroll=False) as r:
         have = blk.get(blk.row(r, "size"))
@@ -209,12 +170,6 @@ def _free(fn, c_fn) -> None:
     """free(ctx, p, size): a 64-byte aligned block of min_bytes..max_bytes into an empty row,
     evicting the oldest rows first while the cache would exceed max_bytes or has no empty row;
     else libc's free."""
-    from llvmlite import ir as L
-
-    from .llvm.builder import Builder
-    from .llvm.loops import alloca, for_range, while_loop
-    from .llvm.types import I64, PTR
-
     ctx, p, size = fn.args
     b = Builder(fn.append_basic_block("entry"))
     blk = _Block(b, ctx)
@@ -267,12 +222,6 @@ def _free(fn, c_fn) -> None:
 
 def _trim(fn, c_fn) -> None:
     """trim(ctx): every cached block back to libc."""
-    from llvmlite import ir as L
-
-    from .llvm.builder import Builder
-    from .llvm.loops import for_range
-    from .llvm.types import I64, PTR
-
     (ctx,) = fn.args
     b = Builder(fn.append_basic_block("entry"))
     blk = _Block(b, ctx)
@@ -294,11 +243,6 @@ def new_array(b, fn, callee, args, nbytes, set_handler, handler, handler_bytes, 
     address; 0: none) current when the array holds at least `handler_bytes` bytes: set with
     `set_handler` (PyDataMem_SetHandler) before and put back after, dropping the references it
     returns (`decref`: Py_DecRef). The array, or NULL with an exception set."""
-    from llvmlite import ir as L
-
-    from .kernels.parallel import as_callee
-    from .llvm.types import I64, PTR, VOID
-
     null = L.Constant(PTR, None)
     swap = L.FunctionType(PTR, [PTR])
     drop = L.FunctionType(VOID, [PTR])

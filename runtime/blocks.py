@@ -13,8 +13,9 @@ once into the JIT, linked into each warm-started library) and in aot.fft's call 
 module loaded offers them (`offer`), and the handler points at that copy for the life of the
 process (every loaded module stays mapped: the JIT's engines are never torn down, ctypes never
 closes a library). Compiled graphs (JIT code) allocate their intermediate buffers through the
-blocks module as well, so an intermediate of a large call reuses a block too. The handler struct, its name, the capsule and the cache block are
-never freed: arrays may outlive every Python object at interpreter exit.
+blocks module as well, so an intermediate of a large call reuses a block too. The handler struct,
+its name, the capsule and the cache block are never freed: arrays may outlive every Python object
+at interpreter exit.
 """
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ numpy's allocator."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import subprocess
@@ -114,22 +115,26 @@ def test_a_forked_child_uses_the_cache(empty_cache):
     assert os.waitstatus_to_exitcode(status) == 0
 
 
-def test_threads_share_the_cache_safely(empty_cache):
-    rng = np.random.default_rng(2)
-    inputs = [rng.random(BIG) for _ in range(4)]
+def _mismatches_on_threads(fn, cases, rounds: int, same=np.array_equal) -> int:
+    """Calls of fn(x) whose result is not `same` as expected, with every (x, want) of `cases` on a
+    thread of its own, `rounds` calls each, all at once."""
     bad = []
 
-    def work(x):
-        for _ in range(20):
-            if not np.array_equal(_affine(x), x * 2.0 + 1.0):
-                bad.append(1)
+    def work(x, want):
+        bad.extend(1 for _ in range(rounds) if not same(fn(x), want))
 
-    threads = [threading.Thread(target=work, args=(x,)) for x in inputs]
+    threads = [threading.Thread(target=work, args=case) for case in cases]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert not bad
+    return len(bad)
+
+
+def test_threads_share_the_cache_safely(empty_cache):
+    rng = np.random.default_rng(2)
+    inputs = [rng.random(BIG) for _ in range(4)]
+    assert _mismatches_on_threads(_affine, [(x, x * 2.0 + 1.0) for x in inputs], 20) == 0
     assert blocks.cached_bytes() <= BLOCK_ROWS * BIG * 8
 
 
@@ -156,20 +161,9 @@ def test_intermediates_from_threads_without_the_gil(empty_cache):
     """Large calls release the GIL: entries on several threads take and give back blocks at once."""
     rng = np.random.default_rng(5)
     inputs = [rng.random(BIG) for _ in range(3)]
-    wants = [np.sort(x) * 2.0 + np.sqrt(np.sort(x)) for x in inputs]
-    bad = []
-
-    def work(x, want):
-        for _ in range(10):
-            if not np.allclose(_sorted_chain(x), want, rtol=1e-15, atol=0):
-                bad.append(1)
-
-    threads = [threading.Thread(target=work, args=xw) for xw in zip(inputs, wants)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not bad
+    cases = [(x, np.sort(x) * 2.0 + np.sqrt(np.sort(x))) for x in inputs]
+    close = functools.partial(np.allclose, rtol=1e-15, atol=0)
+    assert _mismatches_on_threads(_sorted_chain, cases, 10, same=close) == 0
 
 
 def test_general_fft_path_outputs(empty_cache):
