@@ -374,7 +374,34 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--dynamic", action="append", default=[], metavar="NAME=MIN..MAX")
     b.add_argument("--repeat", type=int, default=100)
     b.set_defaults(run=cmd_bench)
+
+    k = sub.add_parser(
+        "fft-kernels",
+        help="build the prebuilt FFT kernels",
+        description="Build every FFT kernel group of both precisions for named targets (default: the "
+        "CPU model this runs on) into aot's prebuilt-kernel directory, so that a first FFT "
+        "loads them instead of compiling (make venv runs it). Skipped when they are up to date.",
+    )
+    k.add_argument("--target", action="append", default=[], metavar="NAME",
+                   help="host (default: this CPU model) or x86-64-v2/v3/v4 (any CPU of that level; repeatable)")
+    k.add_argument("--dir", metavar="DIR", help="where to write them (default: the directory aot reads, "
+                   "AOT_FFT_KERNELS or aot/fft/kernels)")
+    k.add_argument("--force", action="store_true", help="rebuild even when up to date")
+    k.set_defaults(run=cmd_fft_kernels)
     return p
+
+
+def cmd_fft_kernels(ns) -> int:
+    from .fft import _prebuilt
+    from .fft.prebuild import build
+
+    root = ns.dir or _prebuilt.directory()
+    if root is None:
+        raise CliError(f"{_prebuilt.ENV}=0 turns the prebuilt kernels off; give --dir")
+    r = build(root, ns.target or None, force=ns.force)
+    what = "up to date" if r["skipped"] else f"{r['groups']} groups built in {r['seconds']:.1f} s"
+    print(f"aot fft-kernels: {', '.join(r['targets'])} in {r['root']}: {what}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,9 @@
 Run: .venv/bin/python tools/bench_fft_startup.py [--repeats N] [--n 1024]
 Each sample is a new interpreter that imports numpy and makes a complex128 array of length n
 (untimed), then times `import aot.fft` plus the first `aot.fft.fft(x)` with perf_counter. "empty"
-runs against a fresh AOT_CACHE_DIR each time, "warm" against one a previous process filled. The
+runs against a fresh AOT_CACHE_DIR each time, loading the prebuilt kernels (`aot fft-kernels`,
+`make venv`) where there are any; "empty, built" with AOT_FFT_KERNELS=0 (the kernels are compiled
+on first use); "warm" against a cache a previous process filled. The
 `_nopyc` variants set PYTHONDONTWRITEBYTECODE=1 with a fresh PYTHONPYCACHEPREFIX (no bytecode
 cache: every module compiles from source); the others use a bytecode cache filled beforehand.
 Medians of `repeats` samples, in seconds.
@@ -40,9 +42,11 @@ def _first_call(env: dict, n: int) -> float:
     return float(out.stdout.split()[-1])
 
 
-def _env(cache: str, pyc: str | None) -> dict:
+def _env(cache: str, pyc: str | None, prebuilt: bool = True) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     env["AOT_CACHE_DIR"] = cache
+    if not prebuilt:
+        env["AOT_FFT_KERNELS"] = "0"
     if pyc is None:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="aot-nopyc-")  # no bytecode to read
@@ -52,18 +56,20 @@ def _env(cache: str, pyc: str | None) -> dict:
 
 
 def fft_first_use(repeats: int = 5, n: int = 1024) -> dict:
-    """{"empty", "warm", "empty_nopyc", "warm_nopyc"}: median seconds of the first call."""
+    """{"empty", "empty_built", "warm", and each with "_nopyc"}: median seconds of the first call."""
     with tempfile.TemporaryDirectory(prefix="aot-fft-startup-") as d:
         pyc = os.path.join(d, "pyc")
         warm = os.path.join(d, "warm")
         _first_call(_env(warm, pyc), n)  # fills the bytecode cache and the warm disk cache
-        samples: dict[str, list[float]] = {"empty": [], "warm": [], "empty_nopyc": [], "warm_nopyc": []}
+        samples: dict[str, list[float]] = {k + s: [] for k in ("empty", "empty_built", "warm") for s in ("", "_nopyc")}
         for i in range(repeats):
             for bytecode in (True, False):
                 suffix = "" if bytecode else "_nopyc"
-                empty = os.path.join(d, f"empty{i}{suffix}")
-                samples["empty" + suffix].append(_first_call(_env(empty, pyc if bytecode else None), n))
-                samples["warm" + suffix].append(_first_call(_env(warm, pyc if bytecode else None), n))
+                bc = pyc if bytecode else None
+                samples["empty" + suffix].append(_first_call(_env(os.path.join(d, f"e{i}{suffix}"), bc), n))
+                built = _env(os.path.join(d, f"b{i}{suffix}"), bc, prebuilt=False)
+                samples["empty_built" + suffix].append(_first_call(built, n))
+                samples["warm" + suffix].append(_first_call(_env(warm, bc), n))
         return {k: statistics.median(v) for k, v in samples.items()}
 
 
@@ -76,8 +82,18 @@ def main() -> None:
     print(f"## import aot.fft + first fft(n={args.n}), fresh process (median of {args.repeats})")
     print("| disk cache | bytecode cache | bytecode off (PYTHONDONTWRITEBYTECODE=1) |")
     print("|---|---|---|")
-    for name in ("empty", "warm"):
-        print(f"| {name} | {1e3 * res[name]:.1f} ms | {1e3 * res[name + '_nopyc']:.1f} ms |")
+    label = {"empty": "empty, prebuilt kernels" if _prebuilt_here() else "empty (no prebuilt kernels: aot fft-kernels)",
+             "empty_built": "empty, kernels built (AOT_FFT_KERNELS=0)", "warm": "warm"}
+    for name in ("empty", "empty_built", "warm"):
+        print(f"| {label[name]} | {1e3 * res[name]:.1f} ms | {1e3 * res[name + '_nopyc']:.1f} ms |")
+
+
+def _prebuilt_here() -> bool:
+    """Prebuilt kernels that this CPU and these sources can use (what the 'empty' row loads)."""
+    sys.path.insert(0, ROOT)
+    from aot.fft import _prebuilt
+
+    return _prebuilt.selected() is not None
 
 
 if __name__ == "__main__":

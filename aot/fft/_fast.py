@@ -88,8 +88,7 @@ PLANS.hit_counts.append(_hits)
 def call(kind: str, a: np.ndarray, n, axis, norm):
     """The transform `kind` of ndarray `a` through a prepared entry; None: take the general path.
     (aot.fft's public functions inline the hit path of this; see _public.)"""
-    if not ((n is None or type(n) is int) and (axis is None or type(axis) is int)
-            and (norm is None or type(norm) is str)):
+    if not _simple(n, axis, norm):
         return None
     cache = local.cache
     e = cache.get((kind, a.shape, a.strides, a.dtype, n, axis, norm))
@@ -127,6 +126,39 @@ def run(e: tuple, a: np.ndarray) -> np.ndarray:
     for thunk, blk, from_a in more:
         thunk(blk, id(a) if from_a else id(res), id(res))
     return res
+
+
+def _simple(n, axis, norm) -> bool:
+    return ((n is None or type(n) is int) and (axis is None or type(axis) is int)
+            and (norm is None or type(norm) is str))
+
+
+def call_into(kind: str, a: np.ndarray, n, axis, norm, out: np.ndarray):
+    """As call, writing the result into `out` (numpy's `out=`); None: take the general path (which
+    checks `out` and says what is wrong with it)."""
+    if not _simple(n, axis, norm):
+        return None
+    e = local.cache.get((kind, a.shape, a.strides, a.dtype, n, axis, norm))
+    if e is None:  # the first call of the key prepares its entry (and computes once more below)
+        if call(kind, a, n, axis, norm) is None:
+            return None
+        e = local.cache.get((kind, a.shape, a.strides, a.dtype, n, axis, norm))
+    if not e:
+        return None
+    shape, dtype, convert, thunk, blk, more, _ = e
+    # the kernels write whole C-ordered rows, and read the input while they write: an `out` of
+    # another layout or dtype, or one overlapping the input, goes the general way
+    if out.shape != shape or out.dtype != dtype or not out.flags.carray or np.may_share_memory(a, out):
+        return None
+    local.cache.hits += 1
+    if convert:
+        np.copyto(out, a, casting="unsafe")  # as run's astype: then in place
+        thunk(blk, id(out), id(out))
+    else:
+        thunk(blk, id(a), id(out))
+    for thunk, blk, from_a in more:
+        thunk(blk, id(a) if from_a else id(out), id(out))
+    return out
 
 
 def entry(kind: str, a: np.ndarray, n=None, axis=None, norm=None):

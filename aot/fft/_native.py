@@ -124,7 +124,7 @@ def _group_object(precision: str, group: tuple, vlen: int | None, target) -> byt
     the core's `vlen` lanes (None: the host's): generated, optimised at GROUP_OPT_LEVEL (imports
     llvmlite)."""
     from codegen.targets import emit_object, optimize
-    from codegen.targets.base import data_layout_of, parse
+    from codegen.targets.base import data_layout_of, parse, with_tuning
 
     target = target.replace(opt_level=GROUP_OPT_LEVEL)
 
@@ -139,7 +139,7 @@ def _group_object(precision: str, group: tuple, vlen: int | None, target) -> byt
 
         vlen = vlen or kernel_vlen(precision, target)
         text = module_text(emit_group(precision, vlen, group, target.triple, data_layout_of(target)))
-    return emit_object(optimize(parse(text), target), target)
+    return emit_object(optimize(parse(with_tuning(text, target)), target), target)
 
 
 def _keys(precision: str, group: tuple, vlen: int | None) -> tuple[str, str]:
@@ -152,11 +152,28 @@ def _keys(precision: str, group: tuple, vlen: int | None) -> tuple[str, str]:
 
 
 def _cached_group(cache, precision: str, group: tuple, vlen: int | None):
-    """(symbol -> address function, where it came from) of a group in the disk cache, or None."""
-    from runtime.elf import check_shared_object
+    """(symbol -> address function, where it came from) of a group in the disk cache or among the
+    prebuilt kernels (_prebuilt.py; then copied into the disk cache), or None."""
+    from runtime.elf import ElfError, check_shared_object
 
-    lib = _cache_get(cache, _keys(precision, group, vlen)[0], check_shared_object)
-    return None if lib is None else (_load_shared(lib, group), "loaded from the disk cache")
+    so_key = _keys(precision, group, vlen)[0]
+    lib = _cache_get(cache, so_key, check_shared_object)
+    if lib is not None:
+        return _load_shared(lib, group), "loaded from the disk cache"
+    from . import _prebuilt
+
+    found = _prebuilt.group_library(precision, group, vlen)
+    if found is None:
+        return None
+    lib, target = found
+    try:
+        check_shared_object(lib)
+    except ElfError as e:
+        log.warning("prebuilt FFT kernel %s %s is not a loadable library (%s); building it", precision,
+                    group_name(group), e)
+        return None
+    _cache_put(cache, so_key, lib)  # later processes find it without the prebuilt manifest's checks
+    return _load_shared(lib, group), f"loaded prebuilt ({target})"
 
 
 def _built_group(cache, precision: str, group: tuple, vlen: int | None):

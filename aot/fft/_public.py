@@ -10,7 +10,7 @@ import numpy as np
 
 from ..dispatch import find_handler
 from . import _api, _tables
-from ._fast import call, local, miss
+from ._fast import call, call_into, local, miss
 
 _ndarray = np.ndarray
 _empty = np.empty
@@ -75,6 +75,10 @@ def _one_d(impl):
                 res = miss(kind, a, n, ax, norm)
                 if res is not None:
                     return res
+        elif type(out) is _ndarray and type(a) is _ndarray and ax is not _BOTH:
+            res = call_into(kind, a, n, ax, norm, out)
+            if res is not None:
+                return res
         return _general(public, impl, a, n=n, axis=axis, norm=norm, out=out, dim=dim)
 
     return _named(public, impl)
@@ -98,6 +102,11 @@ def _n_d(impl, default_axes):
                 res = call(kind, a, None, None, norm)
                 if res is not None:
                     return res
+        elif (s is None and axes is default_axes and dim is None and type(out) is _ndarray
+                and type(a) is _ndarray and (norm is None or type(norm) is str)):
+            res = call_into(kind, a, None, None, norm, out)
+            if res is not None:
+                return res
         return _general(public, impl, a, s=s, axes=axes, norm=norm, out=out, dim=dim)
 
     return _named(public, impl)

@@ -58,6 +58,7 @@ class Target:
     loop_skeleton: str = "vector_rows"
     code_model: str = "small"
     relocation: str = "pic"
+    tune_cpu: str = ""  # LLVM's "tune-cpu" for every function (scheduling only, not the ISA): see with_tuning
 
     def vector_len(self, bits: int) -> int:
         """Lanes of a vector of `bits`-wide elements (1 when vectors are off)."""
@@ -118,6 +119,23 @@ def thread_target_machine(target: Target) -> llvm.TargetMachine:
     if tm is None:
         tm = machines[target] = _new_target_machine(target)
     return tm
+
+
+def with_tuning(llvm_ir: str, target: Target) -> str:
+    """`llvm_ir` with `target.tune_cpu` as every defined function's "tune-cpu" attribute (as
+    clang's -mtune: code for a whole x86-64 level, scheduled for the CPU it is built on)."""
+    if not target.tune_cpu:
+        return llvm_ir
+    attr = f' "tune-cpu"="{target.tune_cpu}"'
+    return "\n".join(_with_attribute(line, attr) for line in llvm_ir.split("\n"))
+
+
+def _with_attribute(line: str, attr: str) -> str:
+    if not line.startswith("define "):
+        return line
+    if line.endswith("{"):  # the body opens on the define's line
+        return line[:-1].rstrip() + attr + " {"
+    return line + attr
 
 
 def parse(llvm_ir: str) -> llvm.ModuleRef:
