@@ -376,31 +376,30 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(run=cmd_bench)
 
     k = sub.add_parser(
-        "fft-kernels",
-        help="build the prebuilt FFT kernels",
-        description="Build every FFT kernel group of both precisions for named targets (default: the "
-        "CPU model this runs on) into aot's prebuilt-kernel directory, so that a first FFT "
-        "loads them instead of compiling (make venv runs it). Skipped when they are up to date.",
+        "prebuild",
+        help="build the runtime's helpers and the FFT kernels ahead of first use",
+        description="Build the native code every process would otherwise compile on first use: the "
+        "runtime's helpers for this CPU and numpy, and every FFT kernel group of both precisions for "
+        "named targets (default: this CPU model), into aot's prebuilt directory (AOT_PREBUILT, default "
+        "runtime/prebuilt). make runs it. Skips what is up to date.",
     )
     k.add_argument("--target", action="append", default=[], metavar="NAME",
-                   help="host (default: this CPU model) or x86-64-v2/v3/v4 (any CPU of that level; repeatable)")
-    k.add_argument("--dir", metavar="DIR", help="where to write them (default: the directory aot reads, "
-                   "AOT_FFT_KERNELS or aot/fft/kernels)")
-    k.add_argument("--force", action="store_true", help="rebuild even when up to date")
-    k.set_defaults(run=cmd_fft_kernels)
+                   help="FFT kernels for: host (default: this CPU model) or x86-64-v2/v3/v4 (any CPU of "
+                   "that level, scheduled for this one); repeatable")
+    k.add_argument("--dir", metavar="DIR", help="where to write (default: the directory aot reads)")
+    k.add_argument("--force", action="store_true", help="rebuild even what is up to date")
+    k.set_defaults(run=cmd_prebuild)
     return p
 
 
-def cmd_fft_kernels(ns) -> int:
-    from .fft import _prebuilt
-    from .fft.prebuild import build
+def cmd_prebuild(ns) -> int:
+    from .prebuild import build
 
-    root = ns.dir or _prebuilt.directory()
-    if root is None:
-        raise CliError(f"{_prebuilt.ENV}=0 turns the prebuilt kernels off; give --dir")
-    r = build(root, ns.target or None, force=ns.force)
-    what = "up to date" if r["skipped"] else f"{r['groups']} groups built in {r['seconds']:.1f} s"
-    print(f"aot fft-kernels: {', '.join(r['targets'])} in {r['root']}: {what}")
+    r = build(ns.dir, ns.target or None, force=ns.force)
+    fft = r["fft"]
+    what = "up to date" if fft["skipped"] else f"{fft['groups']} built"
+    print(f"aot prebuild: {r['root']}: runtime helpers {r['helpers']} built; FFT kernels "
+          f"({', '.join(fft['targets'])}) {what}; {r['seconds']:.1f} s")
     return 0
 
 

@@ -209,26 +209,40 @@ def helper_object(engine: JitEngine, helpers, name: str, params: dict) -> bytes:
     """Object code of helper `name` built by `helpers` (codegen.trampolines.HELPERS) with `params`,
     through the disk cache (MCJIT code generation even of a small module costs several ms on every
     process start; a hit needs no IR at all)."""
-    from .disk_cache import DiskCache, cache_key
+    from . import prebuilt
+    from .disk_cache import DiskCache
     from .elf import check_object
 
-    key = cache_key("aot runtime helper (quick)", name, repr(sorted(params.items())), helpers.digest,
-                    llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten(),
-                    llvm.__name__, ".".join(map(str, llvm.llvm_version_info)))
+    key = helper_key(helpers, name, params)
     disk = DiskCache()
     try:
         obj = disk.get(key, check=check_object)
     except OSError as e:  # an unusable cache directory only costs time
         log.debug("disk cache unavailable: %s", e)
         disk, obj = None, None
-    if obj is None:
-        obj = engine.emit_object(helpers.ir(name, params), quick=True)
+    if obj is None:  # built at install (aot prebuild), else now; then into the disk cache
+        obj = prebuilt.helper(key, check_object) or engine.emit_object(helpers.ir(name, params), quick=True)
         if disk is not None:
             try:
                 disk.put(key, obj)
             except OSError as e:
                 log.debug("could not write the disk cache: %s", e)
     return obj
+
+
+def helper_key(helpers, name: str, params: dict) -> str:
+    """The disk-cache key of helper `name` with `params`: its sources' digest, the CPU, LLVM."""
+    from .disk_cache import cache_key
+
+    return cache_key("aot runtime helper (quick)", name, repr(sorted(params.items())), helpers.digest,
+                     llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten(),
+                     llvm.__name__, ".".join(map(str, llvm.llvm_version_info)))
+
+
+def prebuilt_helpers(layout) -> list[tuple[str, dict]]:
+    """(name, params) of the helpers every process with compiled functions loads: `aot prebuild`
+    builds these (the call trampoline for this numpy's array layout, the blocks module, the pool)."""
+    return [("array_call", _array_call(layout)), ("blocks", {}), ("parallel_pool", {})]
 
 
 def load_helper(engine: JitEngine, helpers, name: str, params: dict, symbols) -> dict[str, int]:

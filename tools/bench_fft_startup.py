@@ -4,8 +4,8 @@
 Run: .venv/bin/python tools/bench_fft_startup.py [--repeats N] [--n 1024]
 Each sample is a new interpreter that imports numpy and makes a complex128 array of length n
 (untimed), then times `import aot.fft` plus the first `aot.fft.fft(x)` with perf_counter. "empty"
-runs against a fresh AOT_CACHE_DIR each time, loading the prebuilt kernels (`aot fft-kernels`,
-`make venv`) where there are any; "empty, built" with AOT_FFT_KERNELS=0 (the kernels are compiled
+runs against a fresh AOT_CACHE_DIR each time, loading the prebuilt kernels (`aot prebuild`,
+`make venv`) where there are any; "empty, built" with AOT_PREBUILT=0 (the kernels are compiled
 on first use); "warm" against a cache a previous process filled. The
 `_nopyc` variants set PYTHONDONTWRITEBYTECODE=1 with a fresh PYTHONPYCACHEPREFIX (no bytecode
 cache: every module compiles from source); the others use a bytecode cache filled beforehand.
@@ -46,7 +46,7 @@ def _env(cache: str, pyc: str | None, prebuilt: bool = True) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     env["AOT_CACHE_DIR"] = cache
     if not prebuilt:
-        env["AOT_FFT_KERNELS"] = "0"
+        env["AOT_PREBUILT"] = "0"
     if pyc is None:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="aot-nopyc-")  # no bytecode to read
@@ -82,8 +82,8 @@ def main() -> None:
     print(f"## import aot.fft + first fft(n={args.n}), fresh process (median of {args.repeats})")
     print("| disk cache | bytecode cache | bytecode off (PYTHONDONTWRITEBYTECODE=1) |")
     print("|---|---|---|")
-    label = {"empty": "empty, prebuilt kernels" if _prebuilt_here() else "empty (no prebuilt kernels: aot fft-kernels)",
-             "empty_built": "empty, kernels built (AOT_FFT_KERNELS=0)", "warm": "warm"}
+    label = {"empty": "empty, prebuilt kernels" if _prebuilt_here() else "empty (no prebuilt kernels: aot prebuild)",
+             "empty_built": "empty, kernels built (AOT_PREBUILT=0)", "warm": "warm"}
     for name in ("empty", "empty_built", "warm"):
         print(f"| {label[name]} | {1e3 * res[name]:.1f} ms | {1e3 * res[name + '_nopyc']:.1f} ms |")
 

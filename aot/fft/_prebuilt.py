@@ -1,9 +1,9 @@
 """Prebuilt FFT kernel groups: every group of both precisions, built once (at install, `aot
-fft-kernels`) for named targets and loaded where the user's disk cache has no group yet, so that a
-first FFT costs a load instead of seconds of LLVM.
+prebuild`) for named targets and loaded where the user's disk cache has no group yet, so that a
+first FFT costs a load instead of a second of LLVM.
 
-A directory (default: `kernels/` beside this file; `AOT_FFT_KERNELS` names another, `0` turns
-them off) holds `manifest.json` and one shared library per target, precision and group. The
+`fft/` of the prebuilt directory (runtime/prebuilt.py: AOT_PREBUILT) holds `manifest.json` and
+one shared library per target, precision and group. The
 manifest names the kernel format, a digest of the generator's sources by *content* (an installed
 copy's files get new mtimes), and per target the CPU flags it needs (an x86-64 micro-architecture
 level) or the exact CPU it was built on (`host`, where no level applies), its SIMD lanes per
@@ -24,9 +24,7 @@ from ir.logger import get_logger
 
 log = get_logger(__name__)
 
-ENV = "AOT_FFT_KERNELS"
 MANIFEST = "manifest.json"
-DEFAULT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
 # /proc/cpuinfo flags of the x86-64 micro-architecture levels (the psABI's lists; LZCNT is "abm")
 _V2 = ("cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3")
 _V3 = (*_V2, "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave")
@@ -38,12 +36,13 @@ LEVEL_FLAGS = {
 }
 
 
-def directory() -> str | None:
-    """Where the prebuilt kernels are looked for; None when AOT_FFT_KERNELS is 0."""
-    value = os.environ.get(ENV, "")
-    if value.strip().lower() in ("0", "off", "no", "false"):
-        return None
-    return value or DEFAULT_DIR
+def directory(root: str | None = None) -> str | None:
+    """Where the prebuilt kernels are (under `root`, default the prebuilt directory); None when
+    AOT_PREBUILT is 0."""
+    from runtime.prebuilt import directory as prebuilt_directory
+
+    root = root or prebuilt_directory()
+    return None if root is None else os.path.join(root, "fft")
 
 
 def source_digest() -> str:
@@ -103,6 +102,8 @@ class _Selected:
 @functools.cache
 def selected() -> _Selected | None:
     """The target whose kernels this process may load, or None (logged: why not)."""
+    from runtime.prebuilt import trusted
+
     from ._native import _FORMAT
 
     root = directory()
@@ -116,11 +117,13 @@ def selected() -> _Selected | None:
     except (OSError, ValueError) as e:
         log.warning("prebuilt FFT kernels in %s: unreadable manifest (%s); building kernels instead", root, e)
         return None
+    if not (trusted(root) and trusted(os.path.join(root, MANIFEST))):
+        return None
     if manifest.get("format") != _FORMAT:
         log.info("prebuilt FFT kernels in %s: format %s, not %s; not used", root, manifest.get("format"), _FORMAT)
         return None
     if manifest.get("sources") != source_digest():
-        log.info("prebuilt FFT kernels in %s: built from other sources (rebuild: aot fft-kernels); not used", root)
+        log.info("prebuilt FFT kernels in %s: built from other sources (rebuild: aot prebuild); not used", root)
         return None
     targets = manifest.get("targets", {})
     for name in sorted(targets, key=lambda t: TARGETS.index(t) if t in TARGETS else len(TARGETS)):
@@ -142,12 +145,16 @@ def group_library(precision: str, group: tuple, vlen: int | None) -> tuple[bytes
     want = sel.groups.get(precision, {}).get(name)
     if want is None:
         return None
+    from runtime.prebuilt import trusted
+
     path = os.path.join(sel.root, sel.name, precision, name + ".so")
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         log.warning("prebuilt FFT kernel %s unreadable (%s); building it", path, e)
+        return None
+    if not trusted(path):
         return None
     if hashlib.sha256(data).hexdigest() != want:
         log.warning("prebuilt FFT kernel %s does not match its manifest (damaged?); building it", path)

@@ -1,6 +1,6 @@
 """Build the prebuilt FFT kernels (aot/fft/_prebuilt.py): every group of each precision for named
-targets, linked with `cc`, with their manifest. `aot fft-kernels` runs it; `make venv` does at
-install. Imports llvmlite and the code generator (the loader does not)."""
+targets, linked with `cc`, with their manifest. `aot prebuild` (aot/prebuild.py) runs it; make
+does at install. Imports llvmlite and the code generator (the loader does not)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,6 +10,7 @@ import shutil
 import time
 
 from ir.logger import get_logger
+from runtime.prebuilt import make_dir, write_file
 
 from . import _prebuilt
 
@@ -32,7 +33,7 @@ def _target(name: str):
     if name == "host":
         return host_target()
     if name not in _prebuilt.LEVEL_FLAGS:
-        raise ValueError(f"aot fft-kernels: target must be 'host' or one of {sorted(_prebuilt.LEVEL_FLAGS)}, "
+        raise ValueError(f"aot prebuild: FFT target must be 'host' or one of {sorted(_prebuilt.LEVEL_FLAGS)}, "
                          f"got {name!r}")
     # the level's instructions, scheduled for this CPU (LLVM's generic tuning of a level ran c64
     # transforms up to 10% slower than the host's own build); tuning never adds an instruction
@@ -45,7 +46,7 @@ def _requires(name: str) -> dict:
 
         cpu = cpu_features()
         if cpu is None:
-            raise RuntimeError("aot fft-kernels: this CPU's features cannot be read (/proc/cpuinfo); "
+            raise RuntimeError("aot prebuild: this CPU's features cannot be read (/proc/cpuinfo); "
                                "kernels built for it could not be told from another's")
         return {"cpu": cpu}
     return {"flags": list(_prebuilt.LEVEL_FLAGS[name])}
@@ -75,10 +76,13 @@ def up_to_date(root: str, targets: list[str], precisions=PRECISIONS) -> bool:
 
 def build(root: str | None = None, targets: list[str] | None = None, precisions=PRECISIONS,
           only: list[str] | None = None, force: bool = False) -> dict:
-    """Build the kernels of `targets` (default_targets()) into `root` (the default directory) and
-    replace what was there; `only`: group names to build (tests), else every group. Skipped when
-    up to date unless `force`. Returns {"root", "targets", "groups", "seconds", "skipped"}."""
-    root = root or _prebuilt.DEFAULT_DIR
+    """Build the kernels of `targets` (default_targets()) into `root` (the prebuilt directory's
+    fft/) and replace what was there; `only`: group names to build (tests), else every group.
+    Skipped when up to date unless `force`. Returns {"root", "targets", "groups", "seconds",
+    "skipped"}."""
+    root = root or _prebuilt.directory()
+    if root is None:
+        raise ValueError("aot prebuild: AOT_PREBUILT=0 turns prebuilt code off; name a directory")
     targets = list(dict.fromkeys(targets or default_targets()))
     for name in targets:
         _target(name)  # an unknown name fails before anything is built
@@ -95,8 +99,7 @@ def build(root: str | None = None, targets: list[str] | None = None, precisions=
         entry = _build_target(tmp, name, precisions, only)
         manifest["targets"][name] = entry
         count += sum(len(g) for g in entry["groups"].values())
-    with open(os.path.join(tmp, _prebuilt.MANIFEST), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
+    write_file(os.path.join(tmp, _prebuilt.MANIFEST), json.dumps(manifest, indent=1, sort_keys=True).encode())
     _replace(tmp, root)
     return {"root": root, "targets": targets, "groups": count, "seconds": time.perf_counter() - t0,
             "skipped": False}
@@ -116,14 +119,13 @@ def _build_target(tmp: str, name: str, precisions, only) -> dict:
         vlen = kernel_vlen(p, target)
         entry["vlen"][p] = vlen
         entry["groups"][p] = {}
-        os.makedirs(os.path.join(tmp, name, p), exist_ok=True)
+        make_dir(os.path.join(tmp, name, p))
         jobs += [(p, g, vlen) for g in groups_of(vlen) if only is None or group_name(g) in only]
     jobs.sort(key=lambda j: _build_cost(j[1]), reverse=True)  # LLVM releases the GIL: cores in parallel
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         libs = list(pool.map(lambda j: _library(j[0], j[1], j[2], target), jobs))
     for (p, g, _), data in zip(jobs, libs, strict=True):
-        with open(os.path.join(tmp, name, p, group_name(g) + ".so"), "wb") as f:
-            f.write(data)
+        write_file(os.path.join(tmp, name, p, group_name(g) + ".so"), data)
         entry["groups"][p][group_name(g)] = hashlib.sha256(data).hexdigest()
     return entry
 

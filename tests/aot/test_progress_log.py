@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _run(code: str, cache: Path, *args: str, kernels: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "AOT_CACHE_DIR": str(cache), "AOT_WARM_START": "0", "PYTHONPATH": str(ROOT)}
     if kernels is not None:
-        env["AOT_FFT_KERNELS"] = kernels
+        env["AOT_PREBUILT"] = kernels
     env.pop("AOT_LOGS", None)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True,
                           text=True, env=env, timeout=240, cwd=ROOT, check=False)

@@ -38,7 +38,7 @@ print(json.dumps({
 
 
 def _child(cache: Path, code: str = _CHILD) -> subprocess.CompletedProcess:
-    env = {**os.environ, "AOT_CACHE_DIR": str(cache), "AOT_FFT_KERNELS": "0"}  # the build path, not prebuilt kernels
+    env = {**os.environ, "AOT_CACHE_DIR": str(cache), "AOT_PREBUILT": "0"}  # the build path, not prebuilt kernels
     return subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
                           timeout=600, check=False)
 

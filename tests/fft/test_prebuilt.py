@@ -1,7 +1,7 @@
 """Prebuilt FFT kernels (aot/fft/_prebuilt.py, aot/fft/prebuild.py): a first transform in a fresh
 process with an empty disk cache loads them without LLVM, copies them into the cache, and builds
-instead whenever they cannot be trusted: other sources, a damaged library, another CPU, or turned
-off."""
+instead whenever they cannot be trusted: other sources, a damaged library, another CPU, a directory
+others can write, or turned off."""
 
 import hashlib
 import json
@@ -19,6 +19,7 @@ from aot.fft.prebuild import build, up_to_date
 from codegen.fft.names import group_name
 from codegen.targets import named_target
 from codegen.targets.base import parse, with_tuning
+from runtime import prebuilt
 
 ROOT = Path(__file__).resolve().parents[2]
 _GROUPS = ["core", "radix_8_1", "radix_8_0", group_name(_thunks_group())]  # what fft and ifft of 64 points load
@@ -37,8 +38,8 @@ print(json.dumps({
 """
 
 
-def _run(cache: Path, kernels: str, log: bool = False) -> dict:
-    env = {**os.environ, "AOT_CACHE_DIR": str(cache), _prebuilt.ENV: kernels}
+def _run(cache: Path, root: str, log: bool = False) -> dict:
+    env = {**os.environ, "AOT_CACHE_DIR": str(cache), prebuilt.ENV: root}
     if log:
         env["AOT_LOGS"] = "fft"
     r = subprocess.run([sys.executable, "-c", _CHILD], env=env, cwd=ROOT, capture_output=True, text=True,
@@ -52,19 +53,19 @@ def _run(cache: Path, kernels: str, log: bool = False) -> dict:
 
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory) -> Path:
-    """A prebuilt directory of this CPU's f64 groups that 64-point transforms use."""
-    root = tmp_path_factory.mktemp("prebuilt") / "kernels"
-    r = build(str(root), ["host"], precisions=("f64",), only=_GROUPS)
+    """A prebuilt directory (its fft/) of this CPU's f64 groups that 64-point transforms use."""
+    root = tmp_path_factory.mktemp("prebuilt") / "prebuilt"
+    r = build(_prebuilt.directory(str(root)), ["host"], precisions=("f64",), only=_GROUPS)
     assert r["groups"] == len(_GROUPS) and not r["skipped"]
     return root
 
 
 def _copy(kernels: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(kernels, tmp_path / "kernels"))
+    return Path(shutil.copytree(kernels, tmp_path / "prebuilt"))
 
 
 def _edit_manifest(root: Path, edit) -> None:
-    path = root / _prebuilt.MANIFEST
+    path = root / "fft" / _prebuilt.MANIFEST
     manifest = json.loads(path.read_text())
     edit(manifest)
     path.write_text(json.dumps(manifest))
@@ -85,14 +86,14 @@ def test_first_transform_loads_prebuilt_kernels_without_llvm(kernels, tmp_path):
 def test_kernels_of_other_sources_are_not_used(kernels, tmp_path):
     root = _copy(kernels, tmp_path)
     _edit_manifest(root, lambda m: m.update(sources="0" * 64))
-    assert not up_to_date(str(root), ["host"], ("f64",))
+    assert not up_to_date(_prebuilt.directory(str(root)), ["host"], ("f64",))
     out = _run(tmp_path / "cache", str(root), log=True)
     assert out["llvm"] and "built from other sources" in out["log"] and "loaded prebuilt" not in out["log"]
 
 
 def test_a_damaged_library_is_built_instead(kernels, tmp_path):
     root = _copy(kernels, tmp_path)
-    lib = root / "host" / "f64" / "radix_8_1.so"
+    lib = root / "fft" / "host" / "f64" / "radix_8_1.so"
     data = bytearray(lib.read_bytes())
     data[len(data) // 2] ^= 0xFF
     lib.write_bytes(bytes(data))
@@ -113,14 +114,24 @@ def test_turned_off(kernels, tmp_path):
     assert out["llvm"] and "prebuilt" not in out["log"]
 
 
+def test_a_directory_others_can_write_is_not_used(kernels, tmp_path):
+    root = _copy(kernels, tmp_path)
+    (root / "fft").chmod(0o777)
+    out = _run(tmp_path / "cache", str(root), log=True)
+    assert out["llvm"] and "others could write it" in out["log"] and "loaded prebuilt" not in out["log"]
+
+
 def test_up_to_date_and_the_manifest(kernels):
-    assert up_to_date(str(kernels), ["host"], ("f64",))
-    assert not up_to_date(str(kernels), ["host"], ("f32", "f64"))  # f32 was not built
-    manifest = json.loads((kernels / _prebuilt.MANIFEST).read_text())
+    fft = kernels / "fft"
+    assert up_to_date(str(fft), ["host"], ("f64",))
+    assert not up_to_date(str(fft), ["host"], ("f32", "f64"))  # f32 was not built
+    manifest = json.loads((fft / _prebuilt.MANIFEST).read_text())
     groups = manifest["targets"]["host"]["groups"]["f64"]
     assert sorted(groups) == sorted(_GROUPS)
     for name, digest in groups.items():
-        assert hashlib.sha256((kernels / "host" / "f64" / f"{name}.so").read_bytes()).hexdigest() == digest
+        path = fft / "host" / "f64" / f"{name}.so"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+        assert path.stat().st_mode & 0o777 == 0o644  # whatever the umask: see runtime.prebuilt.trusted
 
 
 def test_x86_levels(monkeypatch):
@@ -136,9 +147,9 @@ def test_x86_levels(monkeypatch):
 @pytest.mark.skipif(_prebuilt.host_level() not in ("x86-64-v3", "x86-64-v4"), reason="needs an x86-64-v3 CPU")
 def test_a_level_build_serves_this_cpu(tmp_path):
     """x86-64-v3 kernels (256-bit vectors, tuned for this CPU) run here; their lanes are the core's."""
-    root = tmp_path / "kernels"
-    build(str(root), ["x86-64-v3"], precisions=("f64",), only=_GROUPS)
-    manifest = json.loads((root / _prebuilt.MANIFEST).read_text())
+    root = tmp_path / "prebuilt"
+    build(_prebuilt.directory(str(root)), ["x86-64-v3"], precisions=("f64",), only=_GROUPS)
+    manifest = json.loads((root / "fft" / _prebuilt.MANIFEST).read_text())
     assert manifest["targets"]["x86-64-v3"]["vlen"]["f64"] == 4
     out = _run(tmp_path / "cache", str(root), log=True)
     assert "core loaded prebuilt (x86-64-v3)" in out["log"]
@@ -158,3 +169,4 @@ def test_tuning_attribute_is_on_every_definition():
     assert tuned.count('"tune-cpu"="skylake-avx512"') == 2
     parse(tuned)  # valid IR
     assert with_tuning(text, named_target("x86-64-v4")) == text
+
