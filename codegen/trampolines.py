@@ -290,7 +290,7 @@ def _strided_call_ir(offsets: dict[str, int]) -> str:
 
 
 def fft_thunks_ir(precision: str, offsets: dict[str, int]) -> str:
-    """The module of aot_fft_thunk_{c2c,r2c,c2r}_{precision} (ir.abi_slots.FFT_THUNK) and of
+    """The module of aot_fft_thunk_{c2c,r2c,c2r,job}_{precision} (ir.abi_slots.FFT_THUNK) and of
     aot_fft_call_{precision} (ir.abi_slots.FFT_CALL_HEADER) for an array struct whose fields
     (ir.abi_slots.ARRAY_FIELDS) are at `offsets` bytes."""
     from llvmlite import ir as L
@@ -334,7 +334,12 @@ def fft_thunks_ir(precision: str, offsets: dict[str, int]) -> str:
             b.call(as_callee(slot(B.c2c, PTR), c2c_type), args)
 
         src, dst = pointer(so, B.src_base, B.src_offset), pointer(do, B.dst_base, B.dst_offset)
-        if kind == "c2c":
+        if kind == "job":
+            job = slot(B.job, PTR)
+            for index, p in ((B.job_src, src), (B.job_dst, dst)):
+                b.store(p, b.gep(job, [slot(index)], source_etype=I64))
+            b.call(as_callee(slot(B.c2c, PTR), L.FunctionType(VOID, [PTR])), [job])
+        elif kind == "c2c":
             c2c(src, dst)
         elif kind == "r2c":
             c2c(src, dst)

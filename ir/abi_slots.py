@@ -99,14 +99,17 @@ DIM_MAX = 2**63 - 1  # hi of an unbounded dim
 #   real_arg: r2c: the post pass's scale (double), c2r: the input's row distance;
 #   src_offset, dst_offset: bytes added to the src and dst data pointers (one block per outer index
 #   of a batch that does not merge); src_base, dst_base: when not 0, used in place of the arrays'
-#   data pointers (a work buffer of the prepared call).
+#   data pointers (a work buffer of the prepared call);
+#   job, job_src, job_dst: a job block (int64 words) and the indices of its src and dst words.
 # c2c: kernel(src -> dst); r2c: kernel(src -> dst), then the post pass on dst; c2r: the pre pass
-# (src -> dst), then the kernel in place on dst.
+# (src -> dst), then the kernel in place on dst; job: job[job_src] = src, job[job_dst] = dst, then
+# c2c(job): a transform split over the pool's threads (its halves or four steps, codegen/fft/threads.py).
 FFT_THUNK = Slots((
     "c2c", "plan", "twiddles", "howmany", "istride", "idist", "ostride", "odist", "flags", "scale", "scratch",
     "real_pass", "h", "roots", "real_arg", "src_offset", "dst_offset", "src_base", "dst_base",
+    "job", "job_src", "job_dst",
 ))
-FFT_THUNK_KINDS = ("c2c", "r2c", "c2r")
+FFT_THUNK_KINDS = ("c2c", "r2c", "c2r", "job")
 
 # PyObject *aot_fft_call_{precision}(self, args, nargs): a METH_FASTCALL builtin, `self` an int64
 # ndarray holding one public transform's table of prepared calls for one set of arguments (aot.fft's

@@ -93,11 +93,16 @@ def num_threads() -> int:
     return _threads
 
 
+THREAD_HOOKS: list = []  # called when the thread count changes (_fast: its jobs hold the count)
+
+
 def set_num_threads(n: int) -> None:
     global _threads
     if int(n) < 1:
         raise ValueError(f"set_num_threads: expected a positive thread count, got {n!r}")
     _threads = int(n)
+    for hook in THREAD_HOOKS:
+        hook()
 
 
 @functools.cache
@@ -218,18 +223,23 @@ class _FourStep:
         self.job[[_FOUR[f] for f in ("wa", "wb", "m1", "m2", "region")]] = (
             self.wa.ctypes.data, self.wb.ctypes.data, m1, m2, self.region)
 
-    def __call__(self, k, sp, dp, forward: bool, scale: float) -> None:
+    def prepared(self, k, forward: bool, scale: float) -> tuple:
+        """(job block but for src and dst, its function, src's word, dst's word, what the block
+        points into) of one call on this thread's scratch."""
         threads = num_threads()
         (h1, t1), (h2, t2) = (p.pointers(k, forward) for p in self.plans)
-        work = _address(_scratch(self.work_values + self.region * threads, k))
+        scratch = scratch_entry(self.work_values + self.region * threads, k)
+        work = _address(scratch[1])
         regions = work + self.work_values * k.real_dtype.itemsize
         job = self.job.copy()
-        job[[_FOUR[f] for f in ("hdr1", "tw1", "hdr2", "tw2", "src", "dst", "work", "flags", "scratch",
-                                "nthreads")]] = (
-            _address(h1), _address(t1), _address(h2), _address(t2), _address(sp), _address(dp),
-            0 if self.square else work, FLAG_FORWARD if forward else 0, regions, threads)
+        job[[_FOUR[f] for f in ("hdr1", "tw1", "hdr2", "tw2", "work", "flags", "scratch", "nthreads")]] = (
+            _address(h1), _address(t1), _address(h2), _address(t2), 0 if self.square else work,
+            FLAG_FORWARD if forward else 0, regions, threads)
         job.view(np.float64)[_FOUR["scale"]] = scale
-        k.four_step(ffi.cast("int64_t *", job.ctypes.data))
+        return job, k.four_step, _FOUR["src"], _FOUR["dst"], (self, scratch[0])
+
+    def __call__(self, k, sp, dp, forward: bool, scale: float) -> None:
+        _run_job(self.prepared(k, forward, scale), sp, dp)
 
 
 class _Halves:
@@ -250,14 +260,25 @@ class _Halves:
         self.job[[_HALVES[f] for f in ("h", "lo", "hi", "shift", "region")]] = (
             h, self.lo.ctypes.data, self.hi.ctypes.data, shift, self.region)
 
-    def __call__(self, k, sp, dp, forward: bool, scale: float) -> None:
+    def prepared(self, k, forward: bool, scale: float) -> tuple:
+        """As _FourStep.prepared."""
         hdr, tw = self.plan.pointers(k, forward)
+        scratch = scratch_entry(2 * self.region, k)
         job = self.job.copy()
-        job[[_HALVES[f] for f in ("hdr", "tw", "src", "dst", "flags", "scratch", "nthreads")]] = (
-            _address(hdr), _address(tw), _address(sp), _address(dp), FLAG_FORWARD if forward else 0,
-            _address(_scratch(2 * self.region, k)), num_threads())
+        job[[_HALVES[f] for f in ("hdr", "tw", "flags", "scratch", "nthreads")]] = (
+            _address(hdr), _address(tw), FLAG_FORWARD if forward else 0, _address(scratch[1]), num_threads())
         job.view(np.float64)[_HALVES["scale"]] = scale
-        k.halves(ffi.cast("int64_t *", job.ctypes.data))
+        return job, k.halves, _HALVES["src"], _HALVES["dst"], (self, scratch[0])
+
+    def __call__(self, k, sp, dp, forward: bool, scale: float) -> None:
+        _run_job(self.prepared(k, forward, scale), sp, dp)
+
+
+def _run_job(prepared: tuple, sp, dp) -> None:
+    """Run a split transform's job (a .prepared(...) result) from sp into dp."""
+    job, fn, src, dst, _keep = prepared
+    job[src], job[dst] = _address(sp), _address(dp)
+    fn(ffi.cast("int64_t *", job.ctypes.data))
 
 
 def _address(p) -> int:

@@ -28,6 +28,7 @@ from ._exec import (
     _PARALLEL_MIN_WORK,
     HALVES_MIN_BYTES,
     PLANS,
+    THREAD_HOOKS,
     _address,
     _batch_dims,
     _elem_strides,
@@ -82,6 +83,7 @@ def _hits() -> int:
 
 
 PLANS.clear_hooks.append(clear)
+THREAD_HOOKS.append(clear)
 PLANS.hit_counts.append(_hits)
 
 
@@ -212,6 +214,7 @@ class _Entry:
         self.precision = ""
         self.scratch_values = 0  # of the largest scratch a pass uses
         self.work = None  # a work buffer the blocks point into (irfftn), or None
+        self.shared = False  # a pass runs on the pool's threads: never in a native table (_tables)
 
     def add(self, kind: str, precision: str, blks: list, from_input: bool) -> None:
         thunks = kernels(precision).thunks
@@ -273,6 +276,30 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
     return blks
 
 
+def _split_job(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forward: bool, scale: float,
+               in_place: bool):
+    """[block] of the "job" thunk for one long transform along `axis` that the general path runs
+    split in halves or four steps over the pool's threads (_exec.run_direct, the same job: the
+    same bits), or None."""
+    n = shape[axis]
+    if (n * cdt.itemsize < HALVES_MIN_BYTES or int(np.prod(shape)) != n or sstr[axis] != 1
+            or dstr[axis] != 1):
+        return None
+    plan = get_plan(n, cdt)
+    if plan.kind != "direct":
+        return None
+    k = kernels(_precision(cdt))
+    fs = split_of(plan, k)
+    if fs is None or (in_place and not fs.in_place):
+        return None
+    job, fn, src, dst, keep = fs.prepared(k, forward, scale)
+    entry.keep += [job, keep, plan]
+    entry.shared = True
+    blk = np.zeros(len(T), np.int64)
+    blk[[T.c2c, T.job, T.job_src, T.job_dst]] = (_address(fn), job.ctypes.data, src, dst)
+    return [blk]
+
+
 def _c2c_passes(a: np.ndarray, lengths, axes, forward: bool, norm):
     """Entry of complex transforms over `axes` (1 pass each, the last axis first), or None."""
     if a.dtype in _CPLX:
@@ -293,10 +320,13 @@ def _c2c_passes(a: np.ndarray, lengths, axes, forward: bool, norm):
         return None
     from_input = not convert
     for n, ax in reversed(list(zip(lengths, axes))):
-        blks = _c2c_blocks(entry, cdt, shape, ax, src, out_str, forward, _api._scale(norm, n, forward))
+        scale = _api._scale(norm, n, forward)
+        kind, blks = "job", _split_job(entry, cdt, shape, ax, src, out_str, forward, scale, not from_input)
+        if blks is None:
+            kind, blks = "c2c", _c2c_blocks(entry, cdt, shape, ax, src, out_str, forward, scale)
         if blks is None:
             return None
-        entry.add("c2c", _precision(cdt), blks, from_input)
+        entry.add(kind, _precision(cdt), blks, from_input)
         src, from_input = out_str, False  # later passes run in place on the result
     return entry
 

@@ -60,7 +60,7 @@ _R2C_SIG = "void(*)({T} *, int64_t, int64_t, int64_t, const {T} *, {T})"
 _C2R_SIG = "void(*)(const {T} *, int64_t, {T} *, int64_t, int64_t, int64_t, const {T} *)"
 _SHARED_SIG = "void(*)(const int64_t *, const {T} *, const {T} *, {T} *, {T} *, int32_t, int64_t)"
 _THUNK_SIG = "void(*)(const int64_t *, intptr_t, intptr_t)"  # (block, id(src), id(dst))
-_THUNK_KINDS = ("c2c", "r2c", "c2r")  # ir.abi_slots.FFT_THUNK_KINDS (codegen/trampolines.py)
+_THUNK_KINDS = ("c2c", "r2c", "c2r", "job")  # ir.abi_slots.FFT_THUNK_KINDS (codegen/trampolines.py)
 _lock = threading.RLock()
 ffi = _cffi_backend.FFI()  # cffi calls cost ~1 us less than ctypes and release the GIL as well
 # the sources whose code a group holds (relative to the repository's packages)

@@ -112,7 +112,7 @@ def _calls(entry):
     """(rows (thunk, block, reads the input), what they point into) of `entry`'s native copy: its
     blocks with the shared scratch (and a work buffer of its own), or None when it is not one to
     install."""
-    if (len(entry.passes) > FFT_CALL_CALLS or len(entry.shape) > FFT_CALL_DIMS
+    if (entry.shared or len(entry.passes) > FFT_CALL_CALLS or len(entry.shape) > FFT_CALL_DIMS
             or int(np.prod(entry.shape)) > _MAX_ELEMENTS):
         return None
     work = None if entry.work is None else np.empty_like(entry.work)

@@ -287,3 +287,45 @@ def test_irfftn_work_buffer_is_reused_safely():
             close(afft.irfft2(afft.rfft2(x)), x)
             close(afft.irfftn(spec[::-1]), np.fft.irfftn(spec[::-1]))
     assert _entry("irfft2", specs[0]) is not None
+
+
+@pytest.mark.parametrize("n, dtype, norm", [
+    (1 << 16, np.complex64, None),  # two halves
+    (1 << 16, np.complex128, "ortho"),  # four steps, with a work array
+    (1 << 17, np.complex64, "forward"),  # four steps
+])
+def test_long_transforms_run_their_split_job_from_an_entry(n, dtype, norm):
+    """One long transform, split in halves or four steps over the pool's threads: a prepared
+    "job" call (no ~25 us of argument handling), the same bits as the general path's, any thread count."""
+    from aot.fft import _exec
+
+    x = data(n, dtype)
+    for name in ("fft", "ifft"):
+        general = getattr(_api, name)(x, norm=norm)
+        getattr(afft, name)(x, norm=norm)
+        entry = _entry(name, x, norm=norm)
+        assert entry is not None and entry[3] is afft._native.loaded(_exec._precision(x.dtype)).thunks["job"]
+        hits = _fast.local.cache.hits
+        np.testing.assert_array_equal(getattr(afft, name)(x, norm=norm), general)
+        out = np.empty_like(general)
+        assert getattr(afft, name)(x, norm=norm, out=out) is out
+        np.testing.assert_array_equal(out, general)
+        assert _fast.local.cache.hits == hits + 2
+        close(general, getattr(np.fft, name)(x, norm=norm))
+    threads = _exec.num_threads()
+    try:
+        for t in (1, 3):
+            _exec.set_num_threads(t)  # drops the entries: their jobs hold the count
+            assert _entry("fft", x, norm=norm) is None
+            for _ in range(2):
+                np.testing.assert_array_equal(afft.fft(x, norm=norm), _api.fft(x, norm=norm))
+    finally:
+        _exec.set_num_threads(threads)
+
+
+def test_long_real_input_is_converted_then_transformed():
+    for dtype in (np.float32, np.float64):  # halves need another output than input: the general path
+        x = data(1 << 16, dtype)
+        want = _api.fft(x)
+        for _ in range(2):
+            np.testing.assert_array_equal(afft.fft(x), want)

@@ -62,7 +62,7 @@ def test_layouts():
     py = {"py_long": 11, "save_thread": 12, "restore_thread": 13, "gil_elements": 14}
     assert STRIDED_CALL.pack([{"descr": 0, "rank": 1, "itemsize": 8, "contiguous": 1}], entry=1, n_objects=1,
                              n_meta=2, ndarray_type=6, n_inputs=0, **py) == [1, 1, 2, 6, 0, 11, 12, 13, 14, 0, 1, 8, 1]
-    assert len(FFT_THUNK) == 19 and FFT_THUNK.src_base == 17
+    assert len(FFT_THUNK) == 22 and FFT_THUNK.src_base == 17 and FFT_THUNK.job_dst == 21
     assert tuple(name for name, _ in ARRAY_LAYOUT) == ARRAY_FIELDS  # the probe reads what the helpers need
 
 
