@@ -32,7 +32,9 @@ from .kernels.common import reports_errors
 
 ROW_LIMIT = ROW_ELEMENTS  # elements per row of any kernel of a group (256 KB of float64); fusion
 # stores row-local values on the same condition (ir/passes/fuse_plan.py FusionOptions.row_limit)
-BLOCK_ELEMENTS = 1 << 14  # elements per stream a block of rows holds (64 KB of float32)
+BLOCK_ELEMENTS = 1 << 12  # elements per stream a block of rows holds (16 KB of float32: with the
+# group's other streams, in L1 between its kernels; 1 << 14 ran a (4096, 1024) float32 softmax,
+# log_softmax and layer norm 10-25% slower, alternating runs)
 
 
 @record(frozen=True)

@@ -12,6 +12,7 @@ from ir.dtypes import DType, bool_, int32, int64, promote
 from ir.opdef import MissingRule
 
 from . import complexops as C
+from . import division
 from .cast import convert
 from .context import LowerCtx
 from .rule_table import in_dtypes, out_dtype, rule
@@ -69,6 +70,8 @@ def _div(ctx: LowerCtx, op, a, b):
     a, b = as_dtype(ctx, op, [a, b], dt)
     if dt.is_complex:
         return C.div(ctx, dt.real_dtype, a, b)
+    if division.applies(ctx, b):  # a row's divisor: a reciprocal and two FMAs, the same quotient
+        return division.divide(ctx, a, b)
     return ctx.builder.fdiv(a, b)
 
 

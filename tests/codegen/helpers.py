@@ -37,9 +37,10 @@ def jit(
     import llvmlite.binding as llvm
 
     llvm.parse_assembly(text).verify()
-    from runtime.jit import default_engine, shared_pool
+    from runtime.jit import blocks_module, default_engine, shared_pool
 
     shared_pool(HELPERS)  # the thread pool the kernels run on, as llvm_backend loads it
+    blocks_module(HELPERS)  # the buffer allocator the entries call (a test file run alone loads it here)
     engine = default_engine()
     names = engine.add(text, entries=list(module.funcs))
     return {
