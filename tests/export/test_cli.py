@@ -100,3 +100,24 @@ def test_unknown_command_exits_nonzero(capsys):
 def test_bench(libs, capsys):
     assert main(["bench", libs["matmul"], "--arg", "f64[8,5]", "--arg", "f64[5,3]", "--repeat", "5"]) == 0
     assert "median" in capsys.readouterr().out
+
+
+def test_prebuild_refuses_an_unknown_target(tmp_path, capsys):
+    assert main(["prebuild", "--dir", str(tmp_path / "p"), "--target", "x86-64-v9"]) == 1
+    assert "FFT target must be 'host' or one of" in capsys.readouterr().err
+
+
+def test_prebuild_skips_what_is_up_to_date(tmp_path, monkeypatch, capsys):
+    """A second run builds nothing: the helpers are there under their keys, the kernels' manifest
+    names these sources and this CPU (the FFT build is stubbed here: tests/fft/test_prebuilt.py
+    builds real ones)."""
+    from aot.fft import prebuild as fft_prebuild
+
+    built = []
+    monkeypatch.setattr(fft_prebuild, "build", lambda root, targets, force=False: built.append(root) or
+                        {"root": root, "targets": ["host"], "groups": 0, "seconds": 0.0, "skipped": not force})
+    assert main(["prebuild", "--dir", str(tmp_path / "p")]) == 0
+    assert "runtime helpers 3 built" in capsys.readouterr().out
+    assert main(["prebuild", "--dir", str(tmp_path / "p")]) == 0
+    assert "runtime helpers 0 built; FFT kernels (host) up to date" in capsys.readouterr().out
+    assert built == [str(tmp_path / "p" / "fft")] * 2
