@@ -116,14 +116,19 @@ def miss(kind: str, a: np.ndarray, n, axis, norm):
     return run(e, a) if e else None
 
 
-def run(e: tuple, a: np.ndarray) -> np.ndarray:
-    """The output of entry `e` for input `a`: allocate it, then the kernel calls (thunk, block)."""
+def run(e: tuple, a: np.ndarray, res: np.ndarray | None = None) -> np.ndarray:
+    """The output of entry `e` for input `a`: allocated (or `res`, fit for it: call_into), then
+    the kernel calls (thunk, block)."""
     shape, dtype, convert, thunk, blk, more, _ = e
     if convert:  # real input of a complex transform: convert, then transform in place
-        res = a.astype(dtype)
+        if res is None:
+            res = a.astype(dtype)
+        else:
+            np.copyto(res, a, casting="unsafe")
         thunk(blk, id(res), id(res))
     else:
-        res = _empty(shape, dtype)
+        if res is None:
+            res = _empty(shape, dtype)
         thunk(blk, id(a), id(res))
     for thunk, blk, from_a in more:
         thunk(blk, id(a) if from_a else id(res), id(res))
@@ -140,27 +145,17 @@ def call_into(kind: str, a: np.ndarray, n, axis, norm, out: np.ndarray):
     checks `out` and says what is wrong with it)."""
     if not _simple(n, axis, norm):
         return None
-    e = local.cache.get((kind, a.shape, a.strides, a.dtype, n, axis, norm))
-    if e is None:  # the first call of the key prepares its entry (and computes once more below)
-        if call(kind, a, n, axis, norm) is None:
-            return None
-        e = local.cache.get((kind, a.shape, a.strides, a.dtype, n, axis, norm))
-    if not e:
+    key = (kind, a.shape, a.strides, a.dtype, n, axis, norm)
+    if key not in local.cache and call(kind, a, n, axis, norm) is None:  # the first call prepares it
         return None
-    shape, dtype, convert, thunk, blk, more, _ = e
+    e = local.cache.get(key)
     # the kernels write whole C-ordered rows, and read the input while they write: an `out` of
     # another layout or dtype, or one overlapping the input, goes the general way
-    if out.shape != shape or out.dtype != dtype or not out.flags.carray or np.may_share_memory(a, out):
+    if (not e or out.shape != e[0] or out.dtype != e[1] or not out.flags.carray
+            or np.may_share_memory(a, out)):
         return None
     local.cache.hits += 1
-    if convert:
-        np.copyto(out, a, casting="unsafe")  # as run's astype: then in place
-        thunk(blk, id(out), id(out))
-    else:
-        thunk(blk, id(a), id(out))
-    for thunk, blk, from_a in more:
-        thunk(blk, id(a) if from_a else id(out), id(out))
-    return out
+    return run(e, a, out)
 
 
 def entry(kind: str, a: np.ndarray, n=None, axis=None, norm=None):

@@ -92,21 +92,21 @@ def _n_d(impl, default_axes):
     table, by_norm = tables.default, tables.by_norm
 
     def public(a, s=None, axes=default_axes, norm=None, out=None, *, dim=None):
-        if s is None and axes is default_axes and out is None and dim is None:
-            t = table if norm is None else by_norm.get(norm) if type(norm) is str else None
-            if t is not None:  # a prepared call in native code (_tables), or None
-                res = t.call(a)
+        if s is None and axes is default_axes and dim is None:
+            if out is None:
+                t = table if norm is None else by_norm.get(norm) if type(norm) is str else None
+                if t is not None:  # a prepared call in native code (_tables), or None
+                    res = t.call(a)
+                    if res is not None:
+                        return res
+                if type(a) is _ndarray:
+                    res = call(kind, a, None, None, norm)
+                    if res is not None:
+                        return res
+            elif type(out) is _ndarray and type(a) is _ndarray:
+                res = call_into(kind, a, None, None, norm, out)
                 if res is not None:
                     return res
-            if type(a) is _ndarray:
-                res = call(kind, a, None, None, norm)
-                if res is not None:
-                    return res
-        elif (s is None and axes is default_axes and dim is None and type(out) is _ndarray
-                and type(a) is _ndarray and (norm is None or type(norm) is str)):
-            res = call_into(kind, a, None, None, norm, out)
-            if res is not None:
-                return res
         return _general(public, impl, a, s=s, axes=axes, norm=norm, out=out, dim=dim)
 
     return _named(public, impl)

@@ -57,9 +57,9 @@ def divide(ctx, a, b):
     r, span = prep
     f = ctx.builder
     ity = L.VectorType(L.IntType(bits), b.type.count)
-    lo, _ = _range(bits, LIMITS[bits][1])
+    lo = _ints(ity, _range(bits, LIMITS[bits][1])[0])
     magnitude = f.and_(f.bitcast(a, ity), _ints(ity, _abs_mask(bits)))
-    fast = f.icmp_unsigned("<", f.sub(magnitude, _ints(ity, lo)), span)
+    fast = f.icmp_unsigned("<", f.sub(magnitude, lo), span)
     every = ctx.intrinsic("vector.reduce.and", [fast], ret=L.IntType(1))
     q0 = f.fmul(a, r)
     rem = ctx.intrinsic("fma", [f.fneg(q0), b, a])
