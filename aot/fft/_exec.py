@@ -374,19 +374,7 @@ def _run_rows(fs: _FourStep | _Halves, k, src, dst, axis: int, sstr, dstr, forwa
 def _split_over_threads(k, hdr, tw, sp, dp, n, main, dims, strides, flags, size, scale, threads) -> None:
     """The batch on the kernels' native pool (codegen/fft/threads.py's c2c split): the largest other
     batch dim as its tasks, any further dims looped here."""
-    howmany, idist, odist = main
-    tasks = (1, 0, 0)
-    if dims:
-        tasks = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i)))
-    elif not flags & FLAG_LANES:  # transforms run one at a time anyway: each its own task
-        tasks, (howmany, idist, odist) = main, (1, 0, 0)
-    region = whole_lines(size)  # a thread's
-    job = np.zeros(len(C2C_JOB), np.int64)
-    job[[_JOB[f] for f in ("hdr", "tw", "howmany", "istride", "idist", "ostride", "odist", "flags", "scratch",
-                           "scratch_values", "tasks", "tsrc", "tdst", "nthreads")]] = (
-        _address(hdr), _address(tw), howmany, strides[0], idist, strides[1], odist,
-        flags, _address(_scratch(region * threads, k)), region, *tasks, threads)
-    job.view(np.float64)[_JOB["scale"]] = scale
+    job, dims, _ = split_job(k, hdr, tw, main, dims, strides, flags, size, scale, threads)
     src, dst = _address(sp), _address(dp)
     item = 2 * k.real_dtype.itemsize
     block = ffi.cast("int64_t *", job.ctypes.data)
@@ -394,6 +382,28 @@ def _split_over_threads(k, hdr, tw, sp, dp, n, main, dims, strides, flags, size,
         job[_JOB["src"]] = src + item * sum(i * s for i, (_, s, _) in zip(idx, dims))
         job[_JOB["dst"]] = dst + item * sum(i * o for i, (_, _, o) in zip(idx, dims))
         k.split(block)
+
+
+def split_job(k, hdr, tw, main, dims, strides, flags, size, scale, threads) -> tuple:
+    """(job block of the c2c split but for src and dst, the batch dims its caller loops over, the
+    scratch buffer it points into) of a batch of transforms: `main` (howmany, idist, odist) and
+    `dims` [(count, istride, ostride)] as _batch_dims gives them, `strides` along the axis, in
+    elements (_fast's prepared batches run the same job: the same bits)."""
+    howmany, idist, odist = main
+    dims, tasks = list(dims), (1, 0, 0)
+    if dims:
+        tasks = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i)))
+    elif not flags & FLAG_LANES:  # transforms run one at a time anyway: each its own task
+        tasks, (howmany, idist, odist) = main, (1, 0, 0)
+    region = whole_lines(size)  # a thread's
+    scratch = scratch_entry(region * threads, k)
+    job = np.zeros(len(C2C_JOB), np.int64)
+    job[[_JOB[f] for f in ("hdr", "tw", "howmany", "istride", "idist", "ostride", "odist", "flags", "scratch",
+                           "scratch_values", "tasks", "tsrc", "tdst", "nthreads")]] = (
+        _address(hdr), _address(tw), howmany, strides[0], idist, strides[1], odist,
+        flags, _address(scratch[1]), region, *tasks, threads)
+    job.view(np.float64)[_JOB["scale"]] = scale
+    return job, dims, scratch[0]
 
 
 def _threaded_single(plan: DirectPlan, k, sp, dp, forward: bool, scale: float) -> None:

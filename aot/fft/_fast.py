@@ -5,9 +5,11 @@ The key (kind, shape, strides, dtype, n, axis, norm) fixes everything the genera
 for an ndarray input: the plan, the strides and batch the kernel sees, the scale, the output
 shape and dtype. The first call of a key prepares the kernel's arguments in an int64 block
 (ir.abi_slots.FFT_THUNK: codegen/trampolines.py's call thunks read it), or records that the key
-takes the general path (large or threaded work, Bluestein lengths, strides that need copies, bad
-arguments: their errors come from the general path). Later calls allocate the output and pass the block and the two arrays
-(irfft2/irfftn also use a work buffer that the entry keeps).
+takes the general path (n-D transforms of threaded work, Bluestein lengths, strides that need
+copies, bad arguments: their errors come from the general path). A long transform split over the
+pool, or a batch the pool shares, runs the general path's job ("job" thunks). Later calls
+allocate the output and pass the block and the two arrays (irfft2/irfftn also use a work buffer
+that the entry keeps).
 
 Entries are per thread (each holds its thread's scratch buffer) and bounded; `plan_cache.clear()`
 drops them. Only exact types take this path: ndarray input, n/axis int or None, norm str or None
@@ -25,6 +27,7 @@ from ir.abi_slots import FFT_THUNK as T
 
 from . import _api, _tables
 from ._exec import (
+    _JOB,
     _PARALLEL_MIN_WORK,
     HALVES_MIN_BYTES,
     PLANS,
@@ -35,7 +38,9 @@ from ._exec import (
     _flags,
     _precision,
     get_plan,
+    num_threads,
     scratch_entry,
+    split_job,
     split_of,
 )
 from ._native import ffi, first_groups
@@ -46,6 +51,7 @@ _MAX_ENTRIES = 128  # per thread; each holds a plan (at most ~1 MB: the lengths 
 _CPLX = (np.dtype(np.complex64), np.dtype(np.complex128))
 _REAL = (np.dtype(np.float32), np.dtype(np.float64))
 _empty = np.empty
+_may_share_memory = np.may_share_memory
 
 
 class _Cache(dict):
@@ -145,17 +151,25 @@ def call_into(kind: str, a: np.ndarray, n, axis, norm, out: np.ndarray):
     checks `out` and says what is wrong with it)."""
     if not _simple(n, axis, norm):
         return None
+    cache = local.cache
     key = (kind, a.shape, a.strides, a.dtype, n, axis, norm)
-    if key not in local.cache and call(kind, a, n, axis, norm) is None:  # the first call prepares it
+    e = cache.get(key)
+    if e is None:  # the first call prepares it
+        if call(kind, a, n, axis, norm) is None:
+            return None
+        e = cache.get(key)
+    if not e or not fits(e, a, out):
         return None
-    e = local.cache.get(key)
-    # the kernels write whole C-ordered rows, and read the input while they write: an `out` of
-    # another layout or dtype, or one overlapping the input, goes the general way
-    if (not e or out.shape != e[0] or out.dtype != e[1] or not out.flags.carray
-            or np.may_share_memory(a, out)):
-        return None
-    local.cache.hits += 1
+    cache.hits += 1
     return run(e, a, out)
+
+
+def fits(e: tuple, a: np.ndarray, out: np.ndarray) -> bool:
+    """Whether entry `e` may write its result for `a` into `out`: the kernels write whole C-ordered
+    rows, and read the input while they write, so an `out` of another layout or dtype, or one
+    overlapping the input, goes the general way."""
+    return (out.shape == e[0] and out.dtype == e[1] and out.flags.carray
+            and not _may_share_memory(a, out))
 
 
 def entry(kind: str, a: np.ndarray, n=None, axis=None, norm=None):
@@ -235,17 +249,22 @@ def _c_strides(shape) -> tuple:
     return tuple(reversed(out))
 
 
-def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forward: bool, scale: float):
+def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forward: bool, scale: float,
+                batches: bool = False):
     """The blocks of one complex pass along `axis`, one kernel call each (the largest batch dim
     is the kernel's, the others are one block per index, as in _exec.run_direct), or None when
-    the general path must run. `shape` is the transformed shape; strides are in complex elements."""
+    the general path must run. `shape` is the transformed shape; strides are in complex elements.
+    `batches`: a batch of enough work for the pool may run as run_direct runs it (_batch_job;
+    the n-D transforms' general path may take other routes: not for them)."""
     n = shape[axis]
     dims = _batch_dims(shape, axis, sstr, dstr)
     main = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i))) if dims else (1, n, n)
     howmany, idist, odist = main
     calls = int(np.prod([c for c, _, _ in dims]))
-    if n * howmany * calls >= _PARALLEL_MIN_WORK or calls > _MAX_BLOCKS:
+    if calls > _MAX_BLOCKS:
         return None
+    if n * howmany * calls >= _PARALLEL_MIN_WORK and not (batches and _batched(howmany, dims) and num_threads() == 1):
+        return None  # (on more threads: _batch_job)
     plan = get_plan(n, cdt)
     if plan.kind != "direct":
         return None
@@ -262,13 +281,52 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
         _address(k.c2c), plan.header.ctypes.data, plan.twiddles.ctypes.data, howmany, sstr[axis], idist, dstr[axis],
         odist, flags, scratch[0].ctypes.data)
     blk.view(np.float64)[T.scale] = scale
+    return _per_index(blk, dims, cdt.itemsize)
+
+
+def _per_index(blk: np.ndarray, dims: list, itemsize: int) -> list:
+    """Copies of `blk`, one per index of the batch `dims` [(count, istride, ostride)] (elements),
+    each with its byte offsets into the input and output."""
     blks = []
     for idx in itertools.product(*(range(c) for c, _, _ in dims)):
         b = blk.copy()
-        b[T.src_offset] = cdt.itemsize * sum(i * s for i, (_, s, _) in zip(idx, dims))
-        b[T.dst_offset] = cdt.itemsize * sum(i * o for i, (_, _, o) in zip(idx, dims))
+        b[T.src_offset] = itemsize * sum(i * s for i, (_, s, _) in zip(idx, dims))
+        b[T.dst_offset] = itemsize * sum(i * o for i, (_, _, o) in zip(idx, dims))
         blks.append(b)
     return blks
+
+
+def _batched(howmany: int, dims: list) -> bool:
+    """Whether a pass is a batch (not one transform, which runs split or shared: _split_job)."""
+    return howmany > 1 or bool(dims)
+
+
+def _batch_job(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forward: bool, scale: float):
+    """[block] of the "job" thunk, one per index of the batch dims the pool's job does not cover,
+    for a batch that _exec.run_direct splits over the pool's threads (the same job: the same bits),
+    or None."""
+    n = shape[axis]
+    dims = _batch_dims(shape, axis, sstr, dstr)
+    main = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i))) if dims else (1, n, n)
+    calls = int(np.prod([c for c, _, _ in dims]))
+    if (n * main[0] * calls < _PARALLEL_MIN_WORK or not _batched(main[0], dims) or calls > _MAX_BLOCKS
+            or num_threads() == 1):
+        return None
+    plan = get_plan(n, cdt)
+    if plan.kind != "direct":
+        return None
+    k = kernels(_precision(cdt), first_groups(plan.factors, forward))
+    if n * cdt.itemsize >= HALVES_MIN_BYTES and split_of(plan, k) is not None:
+        return None  # rows split in halves or four steps (the general path's _run_rows)
+    hdr, tw = plan.pointers(k, forward)
+    flags, size = _flags(forward, n, main[1], main[0], k.vlen)
+    job, dims, scratch = split_job(k, hdr, tw, main, dims, (sstr[axis], dstr[axis]), flags, size, scale,
+                                   num_threads())
+    entry.keep += [job, scratch, plan]
+    entry.shared = True
+    blk = np.zeros(len(T), np.int64)
+    blk[[T.c2c, T.job, T.job_src, T.job_dst]] = (_address(k.split), job.ctypes.data, _JOB["src"], _JOB["dst"])
+    return _per_index(blk, dims, cdt.itemsize)
 
 
 def _split_job(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forward: bool, scale: float,
@@ -314,11 +372,14 @@ def _c2c_passes(a: np.ndarray, lengths, axes, forward: bool, norm):
     if src is None:
         return None
     from_input = not convert
+    one = len(axes) == 1  # the n-D transforms' general path runs larger passes its own ways
     for n, ax in reversed(list(zip(lengths, axes))):
         scale = _api._scale(norm, n, forward)
         kind, blks = "job", _split_job(entry, cdt, shape, ax, src, out_str, forward, scale, not from_input)
+        if blks is None and one:
+            blks = _batch_job(entry, cdt, shape, ax, src, out_str, forward, scale)
         if blks is None:
-            kind, blks = "c2c", _c2c_blocks(entry, cdt, shape, ax, src, out_str, forward, scale)
+            kind, blks = "c2c", _c2c_blocks(entry, cdt, shape, ax, src, out_str, forward, scale, one)
         if blks is None:
             return None
         entry.add(kind, _precision(cdt), blks, from_input)

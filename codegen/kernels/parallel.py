@@ -12,11 +12,15 @@ which thread runs a chunk, so results are the same whoever runs them.
 
 Pool protocol. A call makes sure nthreads-1 workers run (nthreads capped at MAX_THREADS): it starts
 the missing ones, and all of them again after a fork (the pid is checked). It publishes the job,
-then a `ticket` = (generation << 32 | next chunk) and wakes the workers (generation bump under a
+then a `ticket` = (generation << 32 | claims) and wakes the workers (generation bump under a
 mutex + condvar broadcast). Everyone, the caller included, claims chunks by compare-and-swap on
 the ticket, so a thread still holding an old generation can never claim (or lose) a chunk of a
 new job, and chunks that no worker picks up are run by the caller: a worker that failed to start
-only costs speed. The caller waits for `done` to reach the chunk
+only costs speed. Up to MASK_CHUNKS chunks the claims are a set of chunk bits and participant p
+(the caller 0, worker k k+1) takes chunk p while it is free: a job repeated on the same data finds
+each chunk in the caches of the core that ran it last time (claimed in arrival order, a worker
+that woke first took the caller's chunk as often as not: 64 rows of a complex64 FFT of 1024 on two
+threads ran 52 us, 30 us with these claims, 44 us on one thread). More chunks: a claim counter. The caller waits for `done` to reach the chunk
 count. Workers spin briefly on the generation (a job that follows closely starts without a
 syscall), then sleep on the condvar. A call that finds the pool busy (another thread is inside
 this parallel_for: in the JIT, any compiled function's) runs its whole range on the calling
@@ -53,6 +57,7 @@ SPIN_TICKS = 1_000_000
 SPIN_ROUNDS = 100_000  # elsewhere (no pause instruction, no cycle counter user code may read): rounds
 _SYNC = 64  # bytes reserved for a pthread mutex / condvar (40 / 48 on x86-64 glibc); zero = initialiser
 SEQ = "seq_cst"
+MASK_CHUNKS = 32  # jobs of up to this many chunks hand chunk p to participant p while it is free
 MAX_THREADS = 256  # the pool's size limit (a larger nthreads is capped): workers' pthread_t slots
 # Workers' stacks: kernels keep their large buffers on the heap (scratch), so glibc's default (8 MiB,
 # from ulimit -s) only reserves address space: a process loading many libraries (each with a pool
@@ -112,7 +117,7 @@ def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:
             b.store_atomic(gen, pool.gen, SEQ, 8)
             b.call(pool.broadcast, [pool.cond])
             b.call(pool.unlock, [pool.mutex])
-            b.call(pool.run_chunks, [gen])
+            b.call(pool.run_chunks, [gen, i64(0)])  # the caller is participant 0
             _spin_until(b, pool, lambda: b.icmp_signed(">=", b.load_atomic(pool.done, SEQ, 8, typ=I64), nchunks))
             b.store_atomic(L.Constant(I32, 0), pool.busy, "release", 4)
         with otherwise:  # another thread is using this module's pool: run here
@@ -153,26 +158,28 @@ class _Pool:
         self.shutdown = self._emit_shutdown()
 
     def _emit_run_chunks(self) -> L.Function:
-        """`void run_chunks(i64 gen)`: claim and run chunks of generation `gen` until none is left."""
-        fn = _function(self.module, "aot.pool.run_chunks", VOID, [I64])
-        (gen,) = fn.args
+        """`void run_chunks(i64 gen, i64 p)`: claim and run chunks of generation `gen` until none is
+        left, as participant `p` (the caller 0, workers 1...): chunk p first when it is free."""
+        fn = _function(self.module, "aot.pool.run_chunks", VOID, [I64, I64])
+        gen, p = fn.args
         b = Builder(fn.append_basic_block("entry"))
         loop, claim, run, out = (fn.append_basic_block(n) for n in ("loop", "claim", "run", "out"))
         b.branch(loop)
         b.position_at_end(loop)
         t = b.load_atomic(self.ticket, SEQ, 8, typ=I64)
-        idx = b.and_(t, i64(0xFFFFFFFF))
+        low = b.and_(t, i64(0xFFFFFFFF))
         same = b.icmp_unsigned("==", b.lshr(t, i64(32)), b.and_(gen, i64(0xFFFFFFFF)))
         nchunks = b.load_atomic(self.job["nchunks"], "monotonic", 8, typ=I64)  # may race: used if `same`
-        b.cbranch(b.and_(same, b.icmp_signed("<", idx, nchunks)), claim, out)
+        chunk, new, left = self._next_chunk(b, t, low, nchunks, p)
+        b.cbranch(b.and_(same, left), claim, out)
         b.position_at_end(claim)
-        got = b.cmpxchg(self.ticket, t, b.add(t, i64(1)), SEQ, SEQ)
+        got = b.cmpxchg(self.ticket, t, new, SEQ, SEQ)
         b.cbranch(b.extract_value(got, 1), run, loop)
         b.position_at_end(run)
-        kern, args, total, chunk = (b.load(self.job[name], typ=I64) for name in JOB[:4])
+        kern, args, total, size = (b.load(self.job[name], typ=I64) for name in JOB[:4])
         kern, args = b.inttoptr(kern, PTR), b.inttoptr(args, PTR)
-        lo = b.mul(idx, chunk)
-        hi = b.add(lo, chunk)
+        lo = b.mul(chunk, size)
+        hi = b.add(lo, size)
         hi = b.select(b.icmp_signed("<", total, hi), total, hi)
         b.call(as_callee(kern, KERNEL_TYPE), [args, lo, hi])
         b.atomic_rmw("add", self.done, i64(1), SEQ)
@@ -181,12 +188,28 @@ class _Pool:
         b.ret_void()
         return fn
 
+    def _next_chunk(self, b: L.IRBuilder, t, low, nchunks, p):
+        """(chunk to claim, ticket claiming it, i1 a chunk is left) for participant p. Up to
+        MASK_CHUNKS chunks the ticket's low word is the set of claimed chunks and p takes chunk p
+        while it is free, else the lowest free one; more chunks: it counts the chunks claimed."""
+        cttz = _declare(self.module, "llvm.cttz.i64", I64, [I64, L.IntType(1)])
+        in_mask = b.icmp_signed("<=", nchunks, i64(MASK_CHUNKS))
+        all_ = b.sub(b.shl(i64(1), b.select(in_mask, nchunks, i64(0))), i64(1))
+        free = b.and_(b.xor(low, i64(-1)), all_)
+        mine = b.and_(b.icmp_signed("<", p, nchunks), b.trunc(b.lshr(free, b.and_(p, i64(63))), L.IntType(1)))
+        bit = b.select(mine, p, b.call(cttz, [free, L.Constant(L.IntType(1), 0)]))
+        chunk = b.select(in_mask, bit, low)
+        new = b.select(in_mask, b.or_(t, b.shl(i64(1), bit)), b.add(t, i64(1)))
+        left = b.select(in_mask, b.icmp_unsigned("!=", free, i64(0)), b.icmp_signed("<", low, nchunks))
+        return chunk, new, left
+
     def _emit_worker(self) -> L.Function:
         """`ptr worker(ptr gen0)`: until `stop`, wait for a generation after the last one seen and
         run its chunks (a stop seen while waiting runs the latest job's chunks first: none left)."""
         fn = _function(self.module, "aot.pool.worker", PTR, [PTR])
         b = Builder(fn.append_basic_block("entry"))
-        first = b.ptrtoint(fn.args[0], I64)
+        arg = b.ptrtoint(fn.args[0], I64)  # (generation seen at its start << 8) | its participant number
+        first, me = b.lshr(arg, i64(8)), b.and_(arg, i64(0xFF))
         entry = b.block
         outer, exit_ = fn.append_basic_block("wait"), fn.append_basic_block("exit")
         b.branch(outer)
@@ -216,7 +239,7 @@ class _Pool:
         b.branch(work)
         b.position_at_end(work)
         gen = b.load_atomic(self.gen, SEQ, 8, typ=I64)
-        b.call(self.run_chunks, [gen])
+        b.call(self.run_chunks, [gen, me])
         seen.add_incoming(gen, b.block)
         b.branch(outer)
         b.position_at_end(exit_)
@@ -255,7 +278,7 @@ class _Pool:
             for g, ty in ((self.nworkers, I64), (self.failed, I32), (self.stop, I32)):
                 b.store(L.Constant(ty, 0), g)
             b.store(L.Constant(I32, 1), self.started)
-        gen = b.inttoptr(b.load_atomic(self.gen, SEQ, 8, typ=I64), PTR)
+        gen = b.shl(b.load_atomic(self.gen, SEQ, 8, typ=I64), i64(8))  # the workers' argument: | their number
         head, body, done = (fn.append_basic_block(n) for n in ("t.head", "t.body", "t.done"))
         b.branch(head)
         b.position_at_end(head)
@@ -265,7 +288,7 @@ class _Pool:
         b.cbranch(b.and_(more, ok), body, done)
         b.position_at_end(body)
         slot = b.gep(self.tids, [i64(0), n], source_etype=self.tids.value_type)
-        rc = b.call(create, [slot, attr, self.worker, gen])
+        rc = b.call(create, [slot, attr, self.worker, b.inttoptr(b.or_(gen, b.add(n, i64(1))), PTR)])
         started = b.icmp_signed("==", rc, L.Constant(I32, 0))
         b.store(b.select(started, b.add(n, i64(1)), n), self.nworkers)
         b.store(b.zext(b.not_(started), I32), self.failed)

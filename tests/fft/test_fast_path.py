@@ -164,9 +164,9 @@ def test_general_path_cases_have_no_entry():
     x = data(64, np.complex128)
     afft.fft(x, n=100)  # zero padding
     assert _entry("fft", x, n=100) is None
-    big = data((64, 2048), np.complex128)  # threaded work
-    afft.fft(big)
-    assert _entry("fft", big) is None
+    planes = data((64, 2048), np.complex128)  # n-D transforms of threaded work: their own ways
+    afft.fft2(planes)
+    assert _entry("fft2", planes) is None
     prime = data(1009, np.complex128)  # Bluestein
     afft.fft(prime)
     assert _entry("fft", prime) is None
@@ -321,6 +321,35 @@ def test_long_transforms_run_their_split_job_from_an_entry(n, dtype, norm):
                 np.testing.assert_array_equal(afft.fft(x, norm=norm), _api.fft(x, norm=norm))
     finally:
         _exec.set_num_threads(threads)
+
+
+@pytest.mark.parametrize(("shape", "axis", "dtype"), [
+    ((64, 2048), -1, np.complex128), ((2048, 64), 0, np.complex64), ((4, 16, 2048), -1, np.complex128),
+    ((8, 1024, 16), 1, np.complex64), ((300, 1000), -1, np.float64)])
+def test_threaded_batches_run_prepared_jobs(shape, axis, dtype):
+    """A batch with enough work for the pool runs _exec.run_direct's job from its entry (one per
+    index of the dims the job does not cover), on any thread count the general path's bits."""
+    from aot.fft import _exec
+
+    x = data(shape, dtype)
+    want = _api.fft(x, axis=axis)
+    threads = _exec.num_threads()
+    try:
+        for t in (1, 2, 3, 5):
+            _exec.set_num_threads(t)
+            afft.fft(x, axis=axis)
+            entry = _entry("fft", x, axis=axis)
+            kind = "job" if t > 1 else "c2c"
+            assert entry is not None and entry[3] is afft._native.loaded(_exec._precision(want.dtype)).thunks[kind]
+            hits = _fast.local.cache.hits
+            np.testing.assert_array_equal(afft.fft(x, axis=axis), want)
+            out = np.empty_like(want)
+            assert afft.fft(x, axis=axis, out=out) is out
+            np.testing.assert_array_equal(out, want)
+            assert _fast.local.cache.hits == hits + 2
+    finally:
+        _exec.set_num_threads(threads)
+    close(want, np.fft.fft(x, axis=axis))
 
 
 def test_long_real_input_is_converted_then_transformed():
