@@ -257,20 +257,16 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
     `batches`: a batch of enough work for the pool may run as run_direct runs it (_batch_job;
     the n-D transforms' general path may take other routes: not for them)."""
     n = shape[axis]
-    dims = _batch_dims(shape, axis, sstr, dstr)
-    main = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i))) if dims else (1, n, n)
+    main, dims, calls = _cut(shape, axis, sstr, dstr)
     howmany, idist, odist = main
-    calls = int(np.prod([c for c, _, _ in dims]))
     if calls > _MAX_BLOCKS:
         return None
     if n * howmany * calls >= _PARALLEL_MIN_WORK and not (batches and _batched(howmany, dims) and num_threads() == 1):
         return None  # (on more threads: _batch_job)
-    plan = get_plan(n, cdt)
-    if plan.kind != "direct":
+    found = _rows_plan(n, cdt, forward)
+    if found is None:
         return None
-    k = kernels(_precision(cdt), first_groups(plan.factors, forward))
-    if n * cdt.itemsize >= HALVES_MIN_BYTES and split_of(plan, k) is not None:
-        return None  # split into halves or four steps (the general path's, for the same bits)
+    plan, k = found
     plan.pointers(k, forward)  # loads the plan's passes
     flags, size = _flags(forward, n, idist, howmany, k.vlen)
     scratch = scratch_entry(size, k)
@@ -282,6 +278,38 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
         odist, flags, scratch[0].ctypes.data)
     blk.view(np.float64)[T.scale] = scale
     return _per_index(blk, dims, cdt.itemsize)
+
+
+def _cut(shape, axis: int, sstr, dstr) -> tuple:
+    """(the kernel's batch (howmany, idist, odist), the other batch dims, their index count) of a
+    pass along `axis`, as _exec.run_direct cuts it: the largest batch dim is the kernel's."""
+    dims = _batch_dims(shape, axis, sstr, dstr)
+    n = shape[axis]
+    main = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i))) if dims else (1, n, n)
+    return main, dims, int(np.prod([c for c, _, _ in dims]))
+
+
+def _rows_plan(n: int, cdt: np.dtype, forward: bool) -> tuple | None:
+    """(plan, kernels) of length n when its transforms run whole (a direct plan, not split in
+    halves or four steps as the general path's _run_rows splits them, for the same bits), or None."""
+    plan = get_plan(n, cdt)
+    if plan.kind != "direct":
+        return None
+    k = kernels(_precision(cdt), first_groups(plan.factors, forward))
+    if n * cdt.itemsize >= HALVES_MIN_BYTES and split_of(plan, k) is not None:
+        return None
+    return plan, k
+
+
+def _job_block(entry: _Entry, fn, job: np.ndarray, src: int, dst: int, keep) -> np.ndarray:
+    """The "job" thunk's block running `fn(job)` with the job's words `src` and `dst` set to the
+    call's arrays; the entry keeps what the job points into and never goes to a native table (the
+    job runs on the pool)."""
+    entry.keep += [job, keep]
+    entry.shared = True
+    blk = np.zeros(len(T), np.int64)
+    blk[[T.c2c, T.job, T.job_src, T.job_dst]] = (_address(fn), job.ctypes.data, src, dst)
+    return blk
 
 
 def _per_index(blk: np.ndarray, dims: list, itemsize: int) -> list:
@@ -306,26 +334,19 @@ def _batch_job(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forwa
     for a batch that _exec.run_direct splits over the pool's threads (the same job: the same bits),
     or None."""
     n = shape[axis]
-    dims = _batch_dims(shape, axis, sstr, dstr)
-    main = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i))) if dims else (1, n, n)
-    calls = int(np.prod([c for c, _, _ in dims]))
+    main, dims, calls = _cut(shape, axis, sstr, dstr)
     if (n * main[0] * calls < _PARALLEL_MIN_WORK or not _batched(main[0], dims) or calls > _MAX_BLOCKS
             or num_threads() == 1):
         return None
-    plan = get_plan(n, cdt)
-    if plan.kind != "direct":
+    found = _rows_plan(n, cdt, forward)
+    if found is None:
         return None
-    k = kernels(_precision(cdt), first_groups(plan.factors, forward))
-    if n * cdt.itemsize >= HALVES_MIN_BYTES and split_of(plan, k) is not None:
-        return None  # rows split in halves or four steps (the general path's _run_rows)
+    plan, k = found
     hdr, tw = plan.pointers(k, forward)
     flags, size = _flags(forward, n, main[1], main[0], k.vlen)
     job, dims, scratch = split_job(k, hdr, tw, main, dims, (sstr[axis], dstr[axis]), flags, size, scale,
                                    num_threads())
-    entry.keep += [job, scratch, plan]
-    entry.shared = True
-    blk = np.zeros(len(T), np.int64)
-    blk[[T.c2c, T.job, T.job_src, T.job_dst]] = (_address(k.split), job.ctypes.data, _JOB["src"], _JOB["dst"])
+    blk = _job_block(entry, k.split, job, _JOB["src"], _JOB["dst"], (scratch, plan))
     return _per_index(blk, dims, cdt.itemsize)
 
 
@@ -346,11 +367,7 @@ def _split_job(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forwa
     if fs is None or (in_place and not fs.in_place):
         return None
     job, fn, src, dst, keep = fs.prepared(k, forward, scale)
-    entry.keep += [job, keep, plan]
-    entry.shared = True
-    blk = np.zeros(len(T), np.int64)
-    blk[[T.c2c, T.job, T.job_src, T.job_dst]] = (_address(fn), job.ctypes.data, src, dst)
-    return [blk]
+    return [_job_block(entry, fn, job, src, dst, (keep, plan))]
 
 
 def _c2c_passes(a: np.ndarray, lengths, axes, forward: bool, norm):

@@ -20,8 +20,8 @@ only costs speed. Up to MASK_CHUNKS chunks the claims are a set of chunk bits an
 (the caller 0, worker k k+1) takes chunk p while it is free: a job repeated on the same data finds
 each chunk in the caches of the core that ran it last time (claimed in arrival order, a worker
 that woke first took the caller's chunk as often as not: 64 rows of a complex64 FFT of 1024 on two
-threads ran 52 us, 30 us with these claims, 44 us on one thread). More chunks: a claim counter. The caller waits for `done` to reach the chunk
-count. Workers spin briefly on the generation (a job that follows closely starts without a
+threads ran 52 us, 30 us with these claims, 44 us on one thread). More chunks: a claim counter.
+The caller waits for `done` to reach the chunk count. Workers spin briefly on the generation (a job that follows closely starts without a
 syscall), then sleep on the condvar. A call that finds the pool busy (another thread is inside
 this parallel_for: in the JIT, any compiled function's) runs its whole range on the calling
 thread.
