@@ -335,14 +335,14 @@ def _install(key: str, name: str, obj: bytes) -> int:
     The object was emitted for the large code model (codegen.jit_target): the engine may map its
     code and constants far apart."""
     from codegen.trampolines import HELPERS
-    from ir.abi_slots import BUFFER_ALLOC, SHARED_PARALLEL_FOR
+    from ir.abi_slots import BLOCKS_CTX, BUFFER_ALLOC, BUFFER_FREE, SHARED_PARALLEL_FOR
     from runtime import perf_map
     from runtime.jit import blocks_module, default_engine, shared_pool
 
     if SHARED_PARALLEL_FOR.encode() in obj:  # the thread pool the graph's kernels run on (its
         shared_pool(HELPERS)  # name is in the symbol table of an object that calls it; serial code has none)
-    if BUFFER_ALLOC.encode() in obj:  # the allocator of its intermediate buffers (likewise)
-        blocks_module(HELPERS)
+    if any(s.encode() in obj for s in (BUFFER_ALLOC, BUFFER_FREE, BLOCKS_CTX)):  # the allocator of its
+        blocks_module(HELPERS)  # buffers (likewise; a graph may only free, e.g. a transform's scratch)
     engine = default_engine()
     engine.add_object(obj, owner=perf_map.current_owner() if perf_map.ENABLED else "")
     addr = engine.address(name)

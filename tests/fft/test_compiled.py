@@ -2,6 +2,11 @@
 checked against numpy (values within the dtype's tolerance, result dtypes equal to numpy's)."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -259,3 +264,23 @@ def test_real_transforms_split_as_eager(kind, n):
     got = aot.compile(lambda x: getattr(np.fft, kind)(x))(x)
     _check(got, getattr(np.fft, kind)(x))
     assert np.array_equal(got, getattr(afft, kind)(x))
+
+
+_FIRST_GRAPH = """
+import numpy as np, aot
+x = np.random.default_rng(0).random((3, 10)).astype(np.float32)
+got = aot.compile(lambda a: np.fft.rfft(a))(x)
+assert np.allclose(got, np.fft.rfft(x), rtol=1e-5, atol=1e-5), (got, np.fft.rfft(x))
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("prebuilt", ["1", "0"])
+def test_transform_as_first_compiled_graph_of_a_process(tmp_path, prebuilt):
+    """A process whose first compiled graph is an rfft: its object frees a buffer through the
+    blocks module's allocator without allocating one there, and loading it before that module
+    aborted the process (LLVM: symbol not found: aot_buffer_free)."""
+    env = {**os.environ, "AOT_CACHE_DIR": str(tmp_path), "AOT_PREBUILT": prebuilt}
+    r = subprocess.run([sys.executable, "-c", _FIRST_GRAPH], env=env, cwd=Path(__file__).resolve().parents[2],
+                       capture_output=True, text=True, timeout=600, check=False)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
