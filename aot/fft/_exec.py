@@ -27,7 +27,7 @@ from codegen.fft.names import (
     four_step_scratch,
     halves_scratch,
     scratch_values,
-    whole_lines,
+    thread_region,
 )
 from codegen.fft.plan import HALVES_MIN_BYTES, choose_split, four_step_tables, halves_tables
 from codegen.fft.plan import machine_cores as _machine_cores
@@ -395,7 +395,7 @@ def split_job(k, hdr, tw, main, dims, strides, flags, size, scale, threads) -> t
         tasks = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i)))
     elif not flags & FLAG_LANES:  # transforms run one at a time anyway: each its own task
         tasks, (howmany, idist, odist) = main, (1, 0, 0)
-    region = whole_lines(size)  # a thread's
+    region = thread_region(size)  # from a thread's scratch to the next
     scratch = scratch_entry(region * threads, k)
     job = np.zeros(len(C2C_JOB), np.int64)
     job[[_JOB[f] for f in ("hdr", "tw", "howmany", "istride", "idist", "ostride", "odist", "flags", "scratch",
@@ -433,7 +433,7 @@ def run_planes(src: np.ndarray, dst: np.ndarray, forward: bool, scales: tuple) -
     flags_rows, size_rows = _flags(forward, n2, n2, n1, k.vlen)
     flags_cols, size_cols = _flags(forward, n1, 1, n2, k.vlen)
     threads = num_threads()
-    region = whole_lines(max(size_rows, size_cols))
+    region = thread_region(max(size_rows, size_cols))
     job = np.zeros(len(PLANES_JOB), np.int64)
     job[[_PLANES[f] for f in ("hdr_rows", "tw_rows", "hdr_cols", "tw_cols", "src", "dst", "planes", "sdist", "ddist",
                               "n1", "n2", "flags_rows", "flags_cols", "scratch", "region", "nthreads")]] = (
