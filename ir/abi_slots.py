@@ -130,6 +130,11 @@ FFT_CALL_ROW = len(FFT_CALL_RECORD) + 3 * FFT_CALL_DIMS + 3 * FFT_CALL_CALLS  # 
 # the in-process JIT's one thread pool (codegen/kernels/parallel.py's parallel_for, loaded once per
 # process by runtime.jit.shared_pool and resolvable by every engine): compiled graphs call it by name
 SHARED_PARALLEL_FOR = "aot_jit_parallel_for"
+# Every module with a pool of its own (the JIT's, each FFT kernel library's, each warm-start library's)
+# exports its parallel_for as POOL_ENTRY and `void POOL_DELEGATE(ptr)`, which sets a function its
+# parallel_for then passes each job on to (none at load). runtime/pools.py points every module
+# loaded into a process at the first one's entry, so the process runs one set of workers.
+POOL_DELEGATE, POOL_ENTRY = "aot_pool_delegate", "aot_pool_parallel_for"
 
 # Large outputs reuse freed blocks (runtime/blocks.py): the kernel zeroes every page a process maps
 # fresh, and glibc maps each block of 32 MB or more fresh on every malloc, which costs as much as a

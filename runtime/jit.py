@@ -28,7 +28,7 @@ import llvmlite.binding as llvm
 
 from ir.logger import get_logger
 
-from . import perf_map
+from . import perf_map, pools
 
 log = get_logger(__name__)
 _lock = threading.RLock()
@@ -267,6 +267,7 @@ def shared_pool(helpers) -> int:
             engine = default_engine()
             engine.add_object(shared_pool_object(helpers), owner="trampoline")
             _pool.append(engine.export(SHARED_PARALLEL_FOR))
+            pools.offer(engine.address)  # one set of workers per process
         return _pool[0]
 
 

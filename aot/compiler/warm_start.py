@@ -105,12 +105,13 @@ def _parse(blob: bytes, args: tuple) -> dict | None:
 
 def _load(record: dict, lib_bytes: bytes):
     from ir.abi_slots import BLOCKS_MODULE
-    from runtime import ArgSpec, JitFunction, Signature, blocks, perf_map
+    from runtime import ArgSpec, JitFunction, Signature, blocks, perf_map, pools
     from runtime.native_lib import load_library, symbol_address
 
     owner = perf_map.current_owner() if perf_map.ENABLED else ""
     lib = load_library(lib_bytes, record["entry"], owner, {record["trampoline"]: "trampoline"})
     blocks.offer(BLOCKS_MODULE, lambda symbol: symbol_address(lib, symbol))  # (the library's copy)
+    pools.offer(lambda symbol: symbol_address(lib, symbol))  # (its pool, if its code runs threads)
     sig = Signature(tuple(ArgSpec(d, tuple(s), bool(c)) for d, s, c in record["inputs"]),
                     tuple(ArgSpec(d, tuple(s)) for d, s in record["outputs"]), record["entry"])
     fn = JitFunction(symbol_address(lib, record["entry"]), sig, keepalive=lib,

@@ -64,7 +64,7 @@ _THUNK_KINDS = ("c2c", "r2c", "c2r", "job")  # ir.abi_slots.FFT_THUNK_KINDS (cod
 _lock = threading.RLock()
 ffi = _cffi_backend.FFI()  # cffi calls cost ~1 us less than ctypes and release the GIL as well
 # the sources whose code a group holds (relative to the repository's packages)
-_SOURCES = (("codegen/fft", "*.py"), ("codegen/llvm", "loops.py"), ("codegen/kernels", "parallel.py"),
+_SOURCES = (("codegen/fft", "*.py"), ("codegen/llvm", "*.py"), ("codegen/kernels", "parallel.py"),
             ("codegen/targets", "base.py"), ("codegen", "trampolines.py"), ("codegen", "block_cache.py"),
             ("ir", "abi_slots.py"),
             ("aot/fft", "_native.py"))
@@ -222,17 +222,22 @@ def _cache_put(cache, key: str, data: bytes) -> None:
 
 def _load_shared(data: bytes, group: tuple):
     """Load a library's bytes (checked by the disk cache) for good; its symbol lookup."""
+    from runtime import pools
     from runtime.native_lib import load_library, symbol_address
 
-    return functools.partial(symbol_address, load_library(data, f"aot-fft-{group_name(group)}", owner="fft"))
+    lookup = functools.partial(symbol_address, load_library(data, f"aot-fft-{group_name(group)}", owner="fft"))
+    pools.offer(lookup)  # the threads group's pool: the process's, or passing its jobs on to it
+    return lookup
 
 
 def _load_jit(obj: bytes):
+    from runtime import pools
     from runtime.jit import JitEngine
 
     engine = JitEngine()
     engine.add_object(obj, owner="fft")
     _engines.append(engine)  # the code lives as long as its engine: for good
+    pools.offer(engine.address)
     return engine.address
 
 

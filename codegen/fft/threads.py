@@ -137,7 +137,7 @@ def _over_threads(b, pfor, kern, args, total, nthreads, unit: int, chunk_slot=No
 
 def emit_c2c_split(mod: L.Module, precision: str, vlen: int, c2c: L.Function) -> L.Function:
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
-    pfor = parallel_for(mod, join_at_unload=True)
+    pfor = parallel_for(mod, join_at_unload=True, delegates=False)
     kern = _split_chunk(mod, precision, ft, c2c)
     fn, b, args, slot = _job_driver(mod, split_name(precision), C2C_JOB, _SPLIT)
     get = {name: b.load(slot[name], typ=I64) for name in ("howmany", "tasks", "nthreads")}
@@ -192,7 +192,7 @@ def _split_chunk(mod: L.Module, precision: str, ft: L.Type, c2c: L.Function) -> 
 
 
 def emit_shared(mod: L.Module, precision: str, vlen: int, pass_entry: L.Function) -> L.Function:
-    pfor = parallel_for(mod, join_at_unload=True)
+    pfor = parallel_for(mod, join_at_unload=True, delegates=False)
     chunk = _chunk_kernel(mod, precision, pass_entry)
     real = L.FloatType() if precision == "f32" else L.DoubleType()
     fnty = L.FunctionType(L.VoidType(), [PTR, PTR, PTR, PTR, PTR, I32, I64])
@@ -250,7 +250,7 @@ _REAL_ARGS = ("x", "z", "h", "w", "scale")  # the real chunk kernels' argument b
 
 def emit_real_shared(mod: L.Module, precision: str, vlen: int) -> None:
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
-    pfor = parallel_for(mod, join_at_unload=True)
+    pfor = parallel_for(mod, join_at_unload=True, delegates=False)
     post, pre = emit_r2c_post_part(mod, precision, ft, vlen), emit_c2r_pre_part(mod, precision, ft, vlen)
 
     def chunk(name, call):
@@ -304,7 +304,7 @@ _FOUR = FOUR_STEP_JOB + ("chunk1", "chunk2", "chunk3", "chunk4")  # the job, the
 def emit_four_step(mod: L.Module, precision: str, vlen: int, callees: dict) -> L.Function:
     """`callees`: the core's "columns", "c2c", "rows_t" and "transpose" functions (import stubs)."""
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
-    pfor = parallel_for(mod, join_at_unload=True)
+    pfor = parallel_for(mod, join_at_unload=True, delegates=False)
     kernels = _four_step_chunks(mod, precision, ft, callees)
     fn, b, args, slot = _job_driver(mod, four_step_name(precision), FOUR_STEP_JOB, _FOUR)
     m1, m2, nthreads = (b.load(slot[name], typ=I64) for name in ("m1", "m2", "nthreads"))
@@ -359,7 +359,7 @@ def _four_step_chunks(mod: L.Module, precision: str, ft: L.Type, callees: dict) 
 def emit_halves(mod: L.Module, precision: str, vlen: int, callees: dict) -> L.Function:
     """`callees`: the core's "c2c", "unzip" and "combine" functions (import stubs)."""
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
-    pfor = parallel_for(mod, join_at_unload=True)
+    pfor = parallel_for(mod, join_at_unload=True, delegates=False)
     fn, b, args, slot = _job_driver(mod, halves_name(precision), HALVES_JOB, HALVES_JOB)
     kernels = _halves_chunks(mod, precision, ft, callees)
     h, nthreads = (b.load(slot[name], typ=I64) for name in ("h", "nthreads"))
@@ -397,7 +397,7 @@ def _halves_chunks(mod: L.Module, precision: str, ft: L.Type, callees: dict) -> 
 
 def emit_planes(mod: L.Module, precision: str, c2c: L.Function) -> L.Function:
     ft = L.FloatType() if precision == "f32" else L.DoubleType()
-    pfor = parallel_for(mod, join_at_unload=True)
+    pfor = parallel_for(mod, join_at_unload=True, delegates=False)
     fields = PLANES_JOB + ("chunk",)
     fn, b, args, slot = _job_driver(mod, planes_name(precision), PLANES_JOB, fields)
     kern, kb = new_kernel(mod, f"aot_fft_planes_chunk_{precision}")

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ir.abi_slots import SHARED_PARALLEL_FOR
+from ir.abi_slots import POOL_DELEGATE, POOL_ENTRY, SHARED_PARALLEL_FOR
 
 from ..llvm.builder import Builder, module_text
 from ..llvm.loops import for_range, i64
@@ -85,9 +85,12 @@ def shared_pool_ir() -> str:
     return module_text(module)
 
 
-def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:
+def parallel_for(module: L.Module, join_at_unload: bool = False, delegates: bool = True) -> L.Function:
     """The module's parallel_for (emitted with its pool on first use). join_at_unload: register
-    the pool's shutdown as a module destructor (shared libraries, which may be dlclose()d)."""
+    the pool's shutdown as a module destructor (shared libraries, which may be dlclose()d).
+    `delegates`: whether it can pass its jobs on to another module's pool (ir.abi_slots.POOL_DELEGATE);
+    the FFT kernel libraries' cannot (their jobs always run on their own pool, which the other
+    modules' jobs then run on: runtime/pools.py). Every pool is exported as POOL_ENTRY."""
     fn = module.globals.get(PARALLEL_FOR)
     if fn is not None:
         return fn
@@ -98,6 +101,12 @@ def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:
     fn.linkage = "internal"
     kern, args, total, nthreads, align = fn.args
     b = Builder(fn.append_basic_block("entry"))
+    _export_entry(module, fn)
+    if delegates:
+        delegate = b.load(_delegate(module), typ=PTR)
+        with b.if_then(b.icmp_unsigned("!=", delegate, L.Constant(PTR, None)), likely=False):
+            b.call(as_callee(delegate, fn.function_type), list(fn.args))  # the process's pool
+            b.ret_void()
     nthreads = _clamp(b, nthreads, 1, MAX_THREADS)  # the count may come from the environment
     # chunk = ceil(total / nthreads) rounded up to a multiple of align
     chunk = b.sdiv(b.sub(b.add(total, nthreads), i64(1)), nthreads)
@@ -124,6 +133,28 @@ def parallel_for(module: L.Module, join_at_unload: bool = False) -> L.Function:
             b.call(as_callee(kern, KERNEL_TYPE), [args, i64(0), total])
     b.ret_void()
     return fn
+
+
+def _delegate(module: L.Module) -> L.GlobalVariable:
+    """The module's delegate (internal, null) and its exported setter `void POOL_DELEGATE(ptr)`
+    (weak: a library linked from several objects with a pool each keeps one)."""
+    g = _global(module, "aot.pool.delegate", PTR)
+    setter = L.Function(module, L.FunctionType(VOID, [PTR]), name=POOL_DELEGATE)
+    setter.linkage = "weak"
+    b = Builder(setter.append_basic_block("entry"))
+    b.store(setter.args[0], g)
+    b.ret_void()
+    return g
+
+
+def _export_entry(module: L.Module, pfor: L.Function) -> None:
+    """`pfor` under the exported name POOL_ENTRY (weak, as the setter), for the modules that
+    delegate to this one's pool."""
+    entry = L.Function(module, pfor.function_type, name=POOL_ENTRY)
+    entry.linkage = "weak"
+    b = Builder(entry.append_basic_block("entry"))
+    b.call(pfor, list(entry.args))
+    b.ret_void()
 
 
 class _Pool:

@@ -398,4 +398,15 @@ def module_text(module) -> str:
     if isinstance(module, str):
         return module
     prune_module(module)
+    _exports_last(module)
     return str(module)
+
+
+def _exports_last(module) -> None:
+    """Emit the pool's exported entry points (ir.abi_slots.POOL_DELEGATE, POOL_ENTRY) after every
+    other function: an FFT library's code is then laid out as it was before they existed."""
+    from ir.abi_slots import POOL_DELEGATE, POOL_ENTRY
+
+    for name in (POOL_DELEGATE, POOL_ENTRY):
+        if name in module.globals:
+            module.globals[name] = module.globals.pop(name)
