@@ -7,9 +7,10 @@ right after a call of the other ran with three busy threads on two cores: an eag
 complex128 (256, 1024) on two threads took 300 us alone, 380-410 us right after a compiled
 elementwise call; 300-308 us with one pool. Every pool is exported as ir.abi_slots.POOL_ENTRY;
 all but the FFT libraries' can pass their jobs on to another (POOL_DELEGATE). `offer` makes the
-first pool loaded the process's, or an FFT library's when it comes (its own code is left as it
-was: adding the delegate's check to its parallel_for cost complex128 65536 on two threads ~10%),
-and points every other pool that can delegate at it. A job started while the process's pool is
+first pool loaded the process's, or an FFT library's when it comes (its code is left as it was:
+with the delegate's check in its parallel_for, complex128 65536 on two threads ran ~10% slower in
+some alternating runs, a difference later runs did not reproduce), and points every other pool
+that can delegate at it. A job started while the process's pool is
 busy (another thread's, or one from inside its chunks) runs on the calling thread, as with any
 one pool. Only modules that stay loaded for good are offered: the JIT's code, the FFT libraries
 and the warm-start libraries.
