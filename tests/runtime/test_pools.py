@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads threads from Linux's /proc")
 
 # the native threads (the process's tasks that are not Python threads) appearing at each step, and
 # the CPU time each then spends while every step runs again; OpenBLAS keeps to the calling thread
