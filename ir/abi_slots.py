@@ -132,8 +132,9 @@ FFT_CALL_ROW = len(FFT_CALL_RECORD) + 3 * FFT_CALL_DIMS + 3 * FFT_CALL_CALLS  # 
 SHARED_PARALLEL_FOR = "aot_jit_parallel_for"
 # Every module with a pool of its own (the JIT's, each FFT kernel library's, each warm-start library's)
 # exports its parallel_for as POOL_ENTRY and `void POOL_DELEGATE(ptr)`, which sets a function its
-# parallel_for then passes each job on to (none at load). runtime/pools.py points every module
-# loaded into a process at the first one's entry, so the process runs one set of workers.
+# parallel_for then passes each job on to (none at load; the FFT libraries' have no setter).
+# runtime/pools.py points every module that can delegate at one pool, an FFT library's once one is
+# loaded, so the process runs one set of workers.
 POOL_DELEGATE, POOL_ENTRY = "aot_pool_delegate", "aot_pool_parallel_for"
 
 # Large outputs reuse freed blocks (runtime/blocks.py): the kernel zeroes every page a process maps

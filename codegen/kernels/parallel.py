@@ -21,10 +21,15 @@ only costs speed. Up to MASK_CHUNKS chunks the claims are a set of chunk bits an
 each chunk in the caches of the core that ran it last time (claimed in arrival order, a worker
 that woke first took the caller's chunk as often as not: 64 rows of a complex64 FFT of 1024 on two
 threads ran 52 us, 30 us with these claims, 44 us on one thread). More chunks: a claim counter.
-The caller waits for `done` to reach the chunk count. Workers spin briefly on the generation (a job that follows closely starts without a
-syscall), then sleep on the condvar. A call that finds the pool busy (another thread is inside
-this parallel_for: in the JIT, any compiled function's) runs its whole range on the calling
-thread.
+The caller waits for `done` to reach the chunk count. Workers spin briefly on the generation (a
+job that follows closely starts without a syscall), then sleep on the condvar. A call that finds
+the pool busy (another thread is inside this parallel_for: in the JIT, any compiled function's)
+runs its whole range on the calling thread.
+
+One pool per process. Every module's parallel_for is exported as ir.abi_slots.POOL_ENTRY; a module
+emitted with `delegates` (all but the FFT libraries) also has POOL_DELEGATE, a setter of a function
+its parallel_for then hands each job to. runtime/pools.py sets it, so that compiled graphs, FFT
+kernels and warm-start libraries loaded into one process share one set of workers.
 
 Shutdown. Workers are joinable and their pthread_t are kept; `aot.pool.shutdown` sets `stop`, wakes
 them and joins them. A shared library registers it in llvm.global_dtors (`parallel_for(...,
