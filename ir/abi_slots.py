@@ -139,8 +139,9 @@ POOL_DELEGATE, POOL_ENTRY = "aot_pool_delegate", "aot_pool_parallel_for"
 
 # Large outputs reuse freed blocks (runtime/blocks.py): the kernel zeroes every page a process maps
 # fresh, and glibc maps each block of 32 MB or more fresh on every malloc, which costs as much as a
-# large elementwise call itself. The arrays aot makes of at least `min_bytes` (the call builtins'
-# `handler_bytes`) are allocated with a numpy memory handler (NEP 49, `handler`: its capsule) made
+# large elementwise call itself. The arrays aot makes of at least the call builtins' `handler_bytes`
+# (runtime/blocks.py's ALIGNED_BYTES: the handler's blocks start on a cache line, glibc's do not)
+# are allocated with a numpy memory handler (NEP 49, `handler`: its capsule) made
 # current only around their PyArray_New (`set_handler`: numpy's PyDataMem_SetHandler), so numpy's
 # own arrays never see it; the array keeps the handler, whose free puts the block into a cache of
 # at most BLOCK_ROWS blocks and `max_bytes` bytes (the oldest evicted first) and whose malloc takes

@@ -2,11 +2,12 @@
 
 The kernel zeroes every page a process maps fresh, and glibc maps each block of 32 MB or more
 fresh on every malloc and unmaps it on free: a compiled `np.sqrt(a) * 2 + 1` over 1e7 float64
-spent half its 9 ms faulting in its new output. The arrays aot makes of at least MIN_BYTES
-(the call builtins' outputs, the general FFT path's) are allocated with the handler made here,
-current only around their allocation; the array keeps the handler, whose free keeps the block
-for the next such array, up to BLOCK_ROWS blocks and `AOT_BLOCK_CACHE_MB` megabytes (default
-512; 0 turns the cache off). numpy's own arrays never see it; `trim()` gives the blocks back.
+spent half its 9 ms faulting in its new output. The arrays aot makes of at least ALIGNED_BYTES
+(the call builtins' outputs, the FFTs') are allocated with the handler made here, current only
+around their allocation: every block it gives starts on a cache line, and the array keeps the
+handler, whose free keeps a block of MIN_BYTES or more for the next such array, up to BLOCK_ROWS
+blocks and `AOT_BLOCK_CACHE_MB` megabytes (default 512; 0 turns the cache off). numpy's own
+arrays never see it; `trim()` gives the blocks back.
 
 The handler's functions are native (codegen/block_cache.py), emitted in the blocks module (loaded
 once into the JIT, linked into each warm-started library) and in aot.fft's call thunks; the first
@@ -40,6 +41,12 @@ from .numpy_api import numpy_api_table
 
 ENV_VAR = "AOT_BLOCK_CACHE_MB"
 MIN_BYTES = 4 << 20  # smaller blocks: glibc's heap reuses them (its mmap threshold grows to 32 MB)
+# Outputs of at least ALIGNED_BYTES are made with the handler too, below MIN_BYTES only for its
+# alignment: its blocks start on a cache line, numpy's (glibc's) 16 bytes into one. Threads
+# splitting a misaligned output share the lines at their boundaries, which a transposing pass (the
+# FFT's four steps) has in every row: a complex128 FFT of 65536 on two threads ran 15% slower
+# into numpy's array than into an aligned one. Smaller outputs are not worth the handler's swap.
+ALIGNED_BYTES = 256 << 10
 _NAME = b"aot_blocks"  # the handler's name, as np.core.multiarray.get_handler_name reports it
 _CAPSULE_NAME = b"mem_handler"  # numpy's name for handler capsules
 
@@ -100,14 +107,15 @@ def plan_slots() -> dict:
     handler 0 (none) until a module offered the functions."""
     capsule = _state.get("capsule")
     return {"set_handler": _state.get("set_handler", 0), "handler": 0 if capsule is None else id(capsule),
-            "handler_bytes": MIN_BYTES}
+            "handler_bytes": ALIGNED_BYTES}
 
 
 def empty(shape, dtype: np.dtype) -> np.ndarray:
-    """np.empty(shape, dtype), its block from the cache when it is large and the handler installed
-    (`shape` a tuple or an int of Python ints; on the dynamic call path: a few hundred ns)."""
+    """np.empty(shape, dtype), made with the handler when it holds at least ALIGNED_BYTES and the
+    handler is installed: cache-line aligned, and from the cache when large (`shape` a tuple or an
+    int of Python ints; on the dynamic call path: a few hundred ns, ~1 us with the handler)."""
     capsule = _state.get("capsule")
-    if capsule is None or math.prod(shape if type(shape) is tuple else (shape,)) * dtype.itemsize < MIN_BYTES:
+    if capsule is None or math.prod(shape if type(shape) is tuple else (shape,)) * dtype.itemsize < ALIGNED_BYTES:
         return np.empty(shape, dtype)
     swap = _swap()
     old = swap(capsule)

@@ -8,7 +8,10 @@ conventional 5 n log2 n flops per complex transform of length n (2.5 n log2 n fo
 summed over the batch. pyfftw's planning time (FFTW_MEASURE) is reported separately and not
 included in its execution time; pyfftw is skipped when it is not installed. pyfftw's builders write
 the same output array every call, so the complex cases of the two-thread table are timed again with
-aot writing a preallocated output (`out=`; a fresh result of 32 MB costs ~2.7 ms of page faults).
+aot writing a preallocated output (`out=`; a fresh result of 32 MB costs ~2.7 ms of page faults):
+one cache-line aligned like the builders' (the baseline) and one from np.empty_like, which starts
+16 bytes into a line (aot's threads then share a line at every boundary of their parts). The
+inputs are cache-line aligned too, as the arrays the builders read are.
 --overhead prints only the per-call overhead of small eager calls: the call's time against the
 kernel-only time (the same native calls with the arguments prepared and the output allocated
 once, less cffi's cost of a call), measured in alternating batches (medians), with numpy's time
@@ -47,12 +50,26 @@ MULTI = [
 
 
 def _data(shape, dtype, real=False):
+    """Random input, cache-line aligned (see _aligned)."""
     rng = np.random.default_rng(0)
     shape = shape if isinstance(shape, tuple) else (shape,)
     x = rng.standard_normal(shape)
     if not real:
         x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
+    out = _aligned(shape, dtype)
+    out[...] = x
+    return out
+
+
+def _aligned(shape, dtype) -> np.ndarray:
+    """np.empty(shape, dtype) starting on a 64-byte boundary, as pyfftw's builders' own arrays do
+    (pyfftw.empty_aligned) and aot's results of 256 KB or more (runtime/blocks.py); numpy's large
+    arrays start 16 bytes into a cache line."""
+    dtype = np.dtype(dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    raw = np.empty(nbytes + 64, np.uint8)
+    skip = -raw.ctypes.data % 64
+    return raw[skip: skip + nbytes].view(dtype).reshape(shape)
 
 
 def _flops(name, x, factor):
@@ -111,8 +128,10 @@ def _reuse_row(case, name, x, builders, min_time) -> dict:
     import aot.fft as afft
 
     fa = getattr(afft, name)
-    out = np.empty_like(fa(x))
-    fns = {"aot out=": lambda: fa(x, out=out), **{f"pyfftw t={t}": f for t, f in builders.items()}}
+    y = fa(x)
+    out, unaligned = _aligned(y.shape, y.dtype), np.empty_like(y)
+    fns = {"aot out=": lambda: fa(x, out=out), "aot out=np.empty_like": lambda: fa(x, out=unaligned),
+           **{f"pyfftw t={t}": f for t, f in builders.items()}}
     return {"case": case, **interleaved_medians(fns, min_time=min_time * len(fns))}
 
 

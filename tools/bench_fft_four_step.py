@@ -3,11 +3,12 @@
 and against the other splits, on one and two threads, in one process.
 
 Run: PYTHONPATH=. python tools/bench_fft_four_step.py [--quick] [--sizes c128:65536,c64:1048576]
-Every variant writes a preallocated output (no page faults of a fresh result) and all of a size's
-variants run in alternating batches (a shared, noisy machine slows neighbouring batches alike);
-times are medians of the batches. "chosen" is what aot.fft.fft runs (aot/fft/_exec.py's
-split_of), "radix passes" the plan's passes over the whole array (shared by the threads from
-1 MB), "square" / "tall" the other split where the length has one. Ratio = variant / chosen.
+Every variant writes a preallocated output (no page faults of a fresh result; cache-line aligned,
+as aot.fft.fft's own results are) and all of a size's variants run in alternating batches (a
+shared, noisy machine slows neighbouring batches alike); times are medians of the batches.
+"chosen" is what aot.fft.fft runs (aot/fft/_exec.py's split_of), "radix passes" the plan's passes
+over the whole array (shared by the threads from 1 MB), "square" / "tall" the other split where
+the length has one. Ratio = variant / chosen.
 """
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def measure(spec: str, threads: int, rounds: int) -> dict:
     dtype = np.dtype(_DTYPES[name])
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(int(n)) + 1j * rng.standard_normal(int(n))).astype(dtype)
-    y = np.empty_like(x)
+    y = _exec.new_array(x.shape, dtype)  # as aot.fft.fft allocates its result: cache-line aligned
     _exec.set_num_threads(threads)
     fns = _variants(x, y)
     want = np.fft.fft(x.astype(np.complex128))

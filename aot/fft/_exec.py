@@ -128,20 +128,24 @@ def _moveaxis(a: np.ndarray, axis: int, to: int) -> np.ndarray:
 
 
 def new_array(shape, dtype) -> np.ndarray:
-    """np.empty(shape, dtype) for the general path's outputs and work arrays: a large one reuses a
-    block an earlier one freed (runtime/blocks.py) instead of new pages the kernel must zero."""
+    """np.empty(shape, dtype) for outputs and work arrays: from ALIGNED_BYTES on, made by
+    runtime/blocks.py's handler, cache-line aligned (threads' parts then share no line), and a large
+    one reuses a block an earlier one freed instead of new pages the kernel must zero."""
     dtype = np.dtype(dtype)
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
-    if not blocks.offered() and math.prod(shape) * dtype.itemsize >= blocks.MIN_BYTES:
+    if not blocks.offered() and math.prod(shape) * dtype.itemsize >= blocks.ALIGNED_BYTES:
         kernels(_precision(np.result_type(dtype, np.complex64))).thunks  # noqa: B018 - offers the handler's functions
     return blocks.empty(shape, dtype)
+
+
+_BYTE = np.dtype(np.uint8)
 
 
 def _aligned_empty(count: int, dtype) -> np.ndarray:
     """np.empty(count, dtype) starting on a 64-byte boundary: the kernels store to scratch a
     cache line at a time, and a misaligned scratch costs up to 40% (codegen/fft/module.py)."""
     dtype = np.dtype(dtype)
-    raw = new_array(count * dtype.itemsize + 64, np.uint8)
+    raw = blocks.empty(count * dtype.itemsize + 64, _BYTE)  # the handler's when offered, not made to be
     skip = -raw.ctypes.data % 64
     return raw[skip: skip + count * dtype.itemsize].view(dtype)
 

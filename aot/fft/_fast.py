@@ -38,6 +38,7 @@ from ._exec import (
     _flags,
     _precision,
     get_plan,
+    new_array,
     num_threads,
     scratch_entry,
     split_job,
@@ -50,7 +51,6 @@ _MAX_BLOCKS = 64  # kernel calls of one pass (batch dims that do not merge)
 _MAX_ENTRIES = 128  # per thread; each holds a plan (at most ~1 MB: the lengths here are short)
 _CPLX = (np.dtype(np.complex64), np.dtype(np.complex128))
 _REAL = (np.dtype(np.float32), np.dtype(np.float64))
-_empty = np.empty
 _may_share_memory = np.may_share_memory
 
 
@@ -134,7 +134,7 @@ def run(e: tuple, a: np.ndarray, res: np.ndarray | None = None) -> np.ndarray:
         thunk(blk, id(res), id(res))
     else:
         if res is None:
-            res = _empty(shape, dtype)
+            res = new_array(shape, dtype)  # cache-line aligned when large
         thunk(blk, id(a), id(res))
     for thunk, blk, from_a in more:
         thunk(blk, id(a) if from_a else id(res), id(res))

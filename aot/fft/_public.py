@@ -10,10 +10,10 @@ import numpy as np
 
 from ..dispatch import find_handler
 from . import _api, _tables
+from ._exec import new_array
 from ._fast import call, call_into, local, miss
 
 _ndarray = np.ndarray
-_empty = np.empty
 _AXES2 = (-2, -1)  # the default `axes` of the 2-D transforms; `is` tells it from a caller's tuple
 _BOTH = object()  # axis and dim both given: the general path reports it
 
@@ -65,7 +65,7 @@ def _one_d(impl):
                     res = a.astype(dtype)
                     thunk(blk, id(res), id(res))
                 else:
-                    res = _empty(shape, dtype)
+                    res = new_array(shape, dtype)  # cache-line aligned when large
                     thunk(blk, id(a), id(res))
                 if more:
                     for thunk, blk, from_a in more:

@@ -54,6 +54,28 @@ def test_large_outputs_use_the_handler_and_small_ones_numpy_s(empty_cache):
     assert get_handler_name(np.empty(BIG)) != "aot_blocks"  # numpy's own arrays: never
 
 
+def test_outputs_from_aligned_bytes_on_start_a_cache_line(empty_cache):
+    """Outputs of ALIGNED_BYTES or more go through the handler for its alignment (numpy's start 16
+    bytes into a line, and threads splitting them share the lines at their boundaries) and are not
+    cached below MIN_BYTES; smaller ones stay numpy's."""
+    import aot.fft
+
+    n = blocks.ALIGNED_BYTES // 8
+    for _ in range(3):  # a fresh block each time: glibc's places vary, the handler's do not
+        r = _affine(np.ones(n))
+        assert get_handler_name(r) == "aot_blocks" and r.ctypes.data % 64 == 0
+    assert get_handler_name(_affine(np.ones(n - 8))) != "aot_blocks"
+    assert blocks.cached_bytes() == 0  # below MIN_BYTES: back to libc when freed
+    x = np.random.default_rng(2).random(blocks.ALIGNED_BYTES // 16) + 1j
+    for fn in (aot.fft.fft, aot.fft.ifft):  # the eager fast path and the general path's first call
+        for _ in range(2):
+            y = fn(x)
+            assert y.ctypes.data % 64 == 0, fn.__name__
+    np.testing.assert_allclose(aot.fft.fft(x), np.fft.fft(x), rtol=1e-12, atol=1e-9)
+    big_fft = aot.compile(lambda a: np.fft.fft(a))
+    assert big_fft(x).ctypes.data % 64 == 0
+
+
 def test_a_freed_block_serves_the_next_call(empty_cache):
     rng = np.random.default_rng(1)
     a, b = rng.random(BIG), rng.random(BIG)
