@@ -32,9 +32,10 @@ from .kernels.common import reports_errors
 
 ROW_LIMIT = ROW_ELEMENTS  # elements per row of any kernel of a group (256 KB of float64); fusion
 # stores row-local values on the same condition (ir/passes/fuse_plan.py FusionOptions.row_limit)
-BLOCK_ELEMENTS = 1 << 12  # elements per stream a block of rows holds (16 KB of float32: with the
-# group's other streams, in L1 between its kernels; 1 << 14 ran a (4096, 1024) float32 softmax,
-# log_softmax and layer norm 10-25% slower, alternating runs)
+BLOCK_ELEMENTS = 1 << 10  # elements per stream a block of rows holds (4 KB of float32: with the
+# group's other streams, in L1 between its kernels). Alternating fresh processes against 1 << 12: a
+# float32 layer norm (4096, 1024) 10% faster, softmax 8% ((32768, 128): 21%), log_softmax and rows
+# of 8192 equal to 4% faster; 1 << 14 had run them 10-25% slower than 1 << 12
 
 
 @record(frozen=True)
