@@ -131,6 +131,13 @@ def elem_ptr(b: L.IRBuilder, dt: DType, base, index):
     return b.gep(base, [index], source_etype=memory_type(dt))
 
 
+def prefetch(module: L.Module, b: L.IRBuilder, ptr, write: bool = False) -> None:
+    """llvm.prefetch of the line at `ptr` into every cache level (no fault: a hint)."""
+    fn = module.globals.get("llvm.prefetch.p0") or L.Function(
+        module, L.FunctionType(L.VoidType(), [L.PointerType(), I32, I32, I32]), name="llvm.prefetch.p0")
+    b.call(fn, [ptr, L.Constant(I32, int(write)), L.Constant(I32, 3), L.Constant(I32, 1)])
+
+
 def _align(dt: DType) -> int:
     return {"bool": 1, "c64": 4, "c128": 8}.get(dt.name, dt.itemsize)
 

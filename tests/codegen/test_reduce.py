@@ -168,3 +168,34 @@ def test_split_full_reductions(kind):
             got = fns[name](x)
             assert got.shape == want.shape and got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+
+def _row_max_ir(n: int) -> str:
+    import codegen
+    from codegen.entry import CodegenOptions
+
+    m = ir.Module("row")
+    add_tensor_op(m, "f", "max", [TensorType(D.float64, (6, n))], {"axes": (1,), "keepdims": False})
+    return str(codegen.lower_module(m, None, CodegenOptions(num_threads=1, parallel_threshold=65536)))
+
+
+def test_long_rows_prefetch_and_agree_with_numpy():
+    """Rows longer than PREFETCH_BYTES prefetch ahead, clamped to the row's last element (the
+    hints must never change a result, wherever the row ends); short static rows do not."""
+    from codegen.kernels.reduce import PREFETCH_BYTES
+
+    long_n, short_n = PREFETCH_BYTES // 8 * 3 + 5, PREFETCH_BYTES // 8 // 2
+    assert "llvm.prefetch" in _row_max_ir(long_n)
+    assert "llvm.prefetch" not in _row_max_ir(short_n)
+    m = ir.Module("long")
+    for kind in ("sum", "max", "min"):
+        add_tensor_op(m, kind, kind, [TensorType(D.float64, (6, long_n))], {"axes": (1,), "keepdims": False})
+    fns = jit(m, num_threads=2, parallel_threshold=16)
+    x = np.random.default_rng(4).normal(size=(6, long_n))
+    x[1, -1] = np.nan  # at the row's end, where the prefetch address is clamped
+    x[2, long_n // 2] = np.nan
+    x[3, :] = -np.inf
+    np.testing.assert_allclose(fns["sum"](x), x.sum(axis=1), rtol=1e-12, equal_nan=True)
+    for kind in ("max", "min"):
+        np.testing.assert_array_equal(fns[kind](x), getattr(np, kind)(x, axis=1))
