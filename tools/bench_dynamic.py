@@ -40,24 +40,26 @@ import numpy as np
 sys.path.insert(0, {tools!r})
 from bench_dynamic import chain, stream
 import aot
-f = aot.compile(chain, options={{"disk_cache": False}})
+f = aot.compile(chain, options={{"disk_cache": {disk}}})
 print(stream(f))
 """
 
 
-def fresh_stream(repeats: int = 5) -> float:
+def fresh_stream(repeats: int = 5, warm: bool = False) -> float:
     """The aot stream in new processes that import nothing else (no torch: aot's first dynamic
     compile imports sympy, ~0.17 s), with bytecode caching on (a private PYTHONPYCACHEPREFIX that
-    an untimed first process fills): the median, in seconds."""
+    an untimed first process fills): the median, in seconds. `warm`: with a disk cache that the
+    untimed process filled (its static and symbolic entries start warm), else none."""
     import subprocess
     import tempfile
 
     tools = os.path.dirname(os.path.abspath(__file__))
-    code = _FRESH.format(tools=tools)
+    code = _FRESH.format(tools=tools, disk=warm)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = os.path.dirname(tools) + os.pathsep + os.environ.get("PYTHONPATH", "")
     with tempfile.TemporaryDirectory(prefix="aot-bench-pyc-") as pyc:
         env["PYTHONPYCACHEPREFIX"] = pyc
+        env["AOT_CACHE_DIR"] = os.path.join(pyc, "aot-cache")
 
         def run() -> float:
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
@@ -89,6 +91,8 @@ def main():
     print("## 50 calls, lengths 1000..1049 (total wall time, compiles included)")
     print(f"| aot (dynamic=None), fresh process: aot imports sympy itself (median of 5) | "
           f"{fmt_time(fresh_stream())} | 2 compiles |")
+    print(f"| aot (dynamic=None), fresh process, warm disk cache (an earlier process compiled it) | "
+          f"{fmt_time(fresh_stream(warm=True))} | 2 warm starts |")
     have = "sympy already imported" if "sympy" in sys.modules else "in this process"
     f = aot.compile(chain, options={"disk_cache": False})
     t = stream(f)

@@ -30,7 +30,7 @@ from ..dask import any_dask
 from ..logs import artifact_logger
 from . import warm_start
 from .backends import lookup_backend
-from .guards import build_guards, free_variable_guards, leaf_sources
+from .guards import build_guards, compile_guards, free_variable_guards, leaf_sources
 from .in_flight import InFlight, check_flag
 
 # The tracer (capture, conversions, creations: the frontend and ops), the compile pool (watchdog,
@@ -286,14 +286,17 @@ class CompiledFunction:
             warm_start.record(warm_key, entry)
 
     def _warm_key(self, args: tuple, kwargs: dict) -> str | None:
-        """The warm-start key of this call (warm_start.py), or None where it cannot have one: not
-        the first entry, another backend, a module's parameters, symbolic shapes, disabled."""
-        if (self._entries or self._backend_name != "llvm" or self._module is not None
-                or self._dynamic_for_next() is not False or not warm_start.enabled(self._options)):
+        """The warm-start key of this call (warm_start.py), or None where it cannot have one: a
+        static compile that is not the first entry, another backend, a module's parameters,
+        disabled. A symbolic compile (the dims that changed so far, or dynamic=True) has one too:
+        its dims keyed as open, its guards stored with it."""
+        dynamic = self._dynamic_for_next()
+        if ((self._entries and dynamic is False) or self._backend_name != "llvm" or self._module is not None
+                or not warm_start.enabled(self._options)):
             return None
         from .fingerprint import function_key
 
-        return function_key(self._fn, args, kwargs, warm_start.settings_of(self._options, self._dynamic))
+        return function_key(self._fn, args, kwargs, warm_start.settings_of(self._options, self._dynamic), dynamic)
 
     def _warm_entry(self, key: str, args: tuple, leaves: list) -> CacheEntry | None:
         from runtime import perf_map
@@ -302,9 +305,14 @@ class CompiledFunction:
             found = warm_start.lookup(key, args)
         if found is None:
             return None
-        runner, out_spec, n_out, contiguous = found
+        runner, out_spec, n_out, contiguous, stored = found
         extra, env = free_variable_guards(self._fn)
-        gset = build_guards(_StaticLeaves(len(leaves)), leaves, extra, env, contiguous=contiguous)
+        if stored is None:
+            gset = build_guards(_StaticLeaves(len(leaves)), leaves, extra, env, contiguous=contiguous)
+        else:  # a symbolic compile's: its guards as they were built, then this function's free variables
+            gset = compile_guards(warm_start.stored_spec(stored, extra, leaf_sources(self._fn, args, {})), env)
+            if not gset.check(leaves):  # (another relation between the sizes: compile for it)
+                return None
         n = len(args)
         return CacheEntry(gset, runner, list(range(n)), [], out_spec, [("graph", k) for k in range(n_out)], None)
 

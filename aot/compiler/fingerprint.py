@@ -36,9 +36,11 @@ class Unkeyable(Exception):
     """A value the key cannot describe: the call is not warm-started."""
 
 
-def function_key(fn, args: tuple, kwargs: dict, settings: str) -> str | None:
+def function_key(fn, args: tuple, kwargs: dict, settings: str, dynamic=False) -> str | None:
     """Hex digest of everything `fn(*args)`'s compiled code depends on (see the module docstring),
-    with `settings` (the compile options) mixed in; None when some part cannot be keyed."""
+    with `settings` (the compile options) mixed in; None when some part cannot be keyed. `dynamic`:
+    the (argument, dim) pairs a symbolic compile leaves open (True: every dim), keyed as "?": the
+    entry's guards, stored with it, then decide whether it serves a call."""
     if kwargs or not all(type(a) is np.ndarray for a in args):
         return None
     env = environment_stamp()
@@ -47,8 +49,10 @@ def function_key(fn, args: tuple, kwargs: dict, settings: str) -> str | None:
     h = sha256()
     h.update(env.encode())
     h.update(settings.encode())
-    for a in args:  # the layout too: the code may read an argument as C-contiguous
-        h.update(f"{a.dtype.str}{a.shape}{'C' if a.flags.c_contiguous else 'A'}".encode())
+    for i, a in enumerate(args):  # the layout too: the code may read an argument as C-contiguous
+        shape = a.shape if dynamic is False else \
+            tuple("?" if dynamic is True or (i, d) in dynamic else n for d, n in enumerate(a.shape))
+        h.update(f"{a.dtype.str}{shape}{'C' if a.flags.c_contiguous else 'A'}".encode())
     try:
         _function(fn, h, {}, 0)
     except (Unkeyable, RecursionError):

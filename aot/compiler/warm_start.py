@@ -9,13 +9,18 @@ is loaded with the dynamic loader and called. Neither the tracer, the code gener
 llvmlite is imported. The entry's guards are then built as for a traced entry, so a later call with
 other shapes or a changed global scalar still recompiles.
 
-A compile whose entry qualifies (static shapes, positional arrays in, arrays out in a flat tuple
-or alone, no parameters, no in-place updates, code that needs nothing but libc, libm, libmvec and
-pthreads) writes the record after linking the shared library with `cc` on a background thread,
-which the interpreter waits for at exit. The library is linked from the JIT's own object code, which
-addresses everything absolutely (codegen.jit_target's large code model): it carries text relocations,
-which the dynamic loader applies when it loads it. Without `cc`, or with AOT_WARM_START=0 or the option
-`disk_cache=False`, there is no warm start and nothing else changes.
+A symbolic compile (the dims that changed so far, or dynamic=True) has a key too, with those
+dims open (fingerprint.function_key's `dynamic`), and its record holds its guards over the
+arguments (texts over the flat leaves: the ShapeEnv's relations among them), which a load
+compiles without sympy and checks before the entry is used: a call they reject compiles.
+
+A compile whose entry qualifies (static shapes or stored guards, positional arrays in, arrays
+out in a flat tuple or alone, no parameters, no in-place updates, code that needs nothing but
+libc, libm, libmvec and pthreads) writes the record after linking the shared library with `cc` on
+a background thread, which the interpreter waits for at exit. The library is linked from the JIT's
+own object code, which addresses everything absolutely (codegen.jit_target's large code model): it
+carries text relocations, which the dynamic loader applies when it loads it. Without `cc`, or with
+AOT_WARM_START=0 or the option `disk_cache=False`, there is no warm start and nothing else changes.
 """
 from __future__ import annotations
 
@@ -32,8 +37,8 @@ from .._pytree import LeafSpec, TreeSpec
 log = get_logger(__name__)
 
 ENV_VAR = "AOT_WARM_START"
-_FORMAT = 3  # of the record (2: its trampoline is aot_call_strided; 3: inputs say whether the code
-# reads them as C-contiguous); other formats are ignored
+_FORMAT = 4  # of the record (2: its trampoline is aot_call_strided; 3: inputs say whether the code
+# reads them as C-contiguous; 4: a symbolic compile's guards); other formats are ignored
 _lock = _thread.allocate_lock()  # threading is imported when a record is written
 _queue: list[tuple] = []  # records to link and store, in order, by one worker thread at a time
 _worker: list = []  # the linking thread, while it runs
@@ -83,7 +88,20 @@ def lookup(key: str, args: tuple):
         return None
     n_out = len(record["outputs"])
     spec = LeafSpec if record["unwrap"] else TreeSpec("tuple", (), (LeafSpec,) * n_out)
-    return runner, spec, n_out, [i for i, (_, _, c) in enumerate(record["inputs"]) if c]
+    return runner, spec, n_out, [i for i, (_, _, c) in enumerate(record["inputs"]) if c], record["guards"]
+
+
+def stored_spec(stored: dict, extra: list, names: list[str]):
+    """The GuardSpec of a symbolic compile's stored guards (the arguments' texts, in terms of the
+    flat leaves L[i]), with `extra` (free_variable_guards: source, readable) appended; `names`:
+    the leaves' sources (guards.leaf_sources), for the readable texts."""
+    from .guards import GuardSpec, _rename
+
+    texts = list(stored["texts"]) + [src for src, _ in extra]
+    readable = [_rename(t, names) for t in stored["texts"]] + [text for _, text in extra]
+    return GuardSpec(texts, readable, readable, list(stored["sizes"]), dict(stored["static_dims"]),
+                     dict(stored["ranks"]), {}, [src for src, _ in extra], {}, names, True,
+                     tuple(stored["contiguous"]))
 
 
 def _parse(blob: bytes, args: tuple) -> dict | None:
@@ -91,12 +109,16 @@ def _parse(blob: bytes, args: tuple) -> dict | None:
         record = marshal.loads(blob)
     except (EOFError, ValueError, TypeError):
         return None
-    fields = {"format", "entry", "trampoline", "inputs", "outputs", "unwrap"}
+    fields = {"format", "entry", "trampoline", "inputs", "outputs", "unwrap", "guards"}
     if not isinstance(record, dict) or set(record) != fields or record["format"] != _FORMAT:
         return None
-    inputs = [(a.dtype.str, tuple(a.shape)) for a in args]
-    try:
-        if [(d, tuple(s)) for d, s, _ in record["inputs"]] != inputs:  # the key says they match: be sure
+    try:  # the key says they match: be sure (a symbolic dim, a string, matches any size)
+        if len(record["inputs"]) != len(args) or not all(
+                d == a.dtype.str and len(s) == a.ndim and all(type(n) is str or n == m for n, m in zip(s, a.shape))
+                for (d, s, _), a in zip(record["inputs"], args)):
+            return None
+        symbolic = any(type(n) is str for _, s, _ in record["inputs"] for n in s)
+        if symbolic != (record["guards"] is not None):
             return None
     except (TypeError, ValueError):
         return None
@@ -129,7 +151,23 @@ def qualifies(entry, args: tuple) -> bool:
             and entry.input_index == list(range(len(args)))
             and entry.out_template == [("graph", k) for k in range(n_out)]
             and getattr(runner, "object_key", None) is not None and runner.signature is not None
-            and all(isinstance(d, int) for s in runner.signature.inputs + runner.signature.outputs for d in s.shape))
+            and (_static(runner.signature) or _symbolic_guards(entry) is not None))
+
+
+def _static(sig) -> bool:
+    return all(isinstance(d, int) for s in sig.inputs + sig.outputs for d in s.shape)
+
+
+def _symbolic_guards(entry) -> dict | None:
+    """A symbolic compile's guards over its arguments, as stored in its record: the texts of its
+    GuardSpec but the free variables' (recomputed at load), or None where it has other leaves."""
+    spec = getattr(entry.guards, "spec", None)
+    if spec is None or not spec.all_arrays or spec.consts or spec.env:
+        return None
+    extra = set(spec.extra)
+    return {"texts": [t for t in spec.texts if t not in extra], "sizes": list(spec.sizes),
+            "static_dims": {i: dict(d) for i, d in spec.static_dims.items()}, "ranks": dict(spec.ranks),
+            "contiguous": list(spec.contiguous)}
 
 
 def record(key: str, entry) -> None:
@@ -137,7 +175,8 @@ def record(key: str, entry) -> None:
     background thread: one at a time (a program compiling many functions runs one `cc` at a
     time), non-daemon (the interpreter waits at exit for the links still queued, ~50 ms each)."""
     with _lock:
-        _queue.append((key, entry.runner, entry.out_spec == LeafSpec))
+        guards = None if _static(entry.runner.signature) else _symbolic_guards(entry)
+        _queue.append((key, entry.runner, entry.out_spec == LeafSpec, guards))
         if not _worker:
             import threading
 
@@ -163,14 +202,14 @@ def _work() -> None:
         _store(*job)
 
 
-def _store(key: str, runner, unwrap: bool) -> None:
+def _store(key: str, runner, unwrap: bool, guards: dict | None) -> None:
     try:
-        _link_and_put(key, runner, unwrap)
+        _link_and_put(key, runner, unwrap, guards)
     except Exception as e:  # noqa: BLE001 - a warm start is an optimisation: never fail the program for it
         log.debug("warm start: not stored: %s", e)
 
 
-def _link_and_put(key: str, runner, unwrap: bool) -> None:
+def _link_and_put(key: str, runner, unwrap: bool, guards: dict | None) -> None:
     from codegen.trampolines import HELPERS
     from ir.abi_slots import SHARED_PARALLEL_FOR
     from runtime.buffers import ARRAY_LAYOUT
@@ -186,7 +225,7 @@ def _link_and_put(key: str, runner, unwrap: bool) -> None:
     pool = [shared_pool_object(HELPERS)] if SHARED_PARALLEL_FOR.encode() in obj else []  # its own, if it runs threads
     lib = link_objects([obj, tramp, blocks_object(HELPERS), *pool])  # (blocks: the handler, graphs' buffers)
     sig = runner.signature
-    rec = {"format": _FORMAT, "entry": sig.name, "trampoline": tramp_symbol, "unwrap": unwrap,
+    rec = {"format": _FORMAT, "entry": sig.name, "trampoline": tramp_symbol, "unwrap": unwrap, "guards": guards,
            "inputs": [(np.dtype(s.dtype).str, tuple(s.shape), s.contiguous) for s in sig.inputs],
            "outputs": [(np.dtype(s.dtype).str, tuple(s.shape)) for s in sig.outputs]}
     record_key, lib_key = _keys(key)

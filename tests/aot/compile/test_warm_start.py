@@ -285,3 +285,56 @@ def test_two_functions_start_warm_in_one_process(tmp_path):
 
     assert run() == {"ok": True, "warm": 0}
     assert run() == {"ok": True, "warm": 2}
+
+
+DYNAMIC = """
+import json, sys
+import numpy as np
+before = set(sys.modules)
+import aot
+
+
+def joined(x, y):
+    return np.concatenate([x * 2.0, np.sin(y)]) + 1.0
+
+
+f = aot.compile(joined{options})
+rng = np.random.default_rng(0)
+ok = []
+for n, m in {sizes}:
+    x, y = rng.random(n), rng.random(m)
+    ok.append(bool(np.allclose(f(x, y), joined(x, y), rtol=1e-14, atol=0)))
+info = f.cache_info()
+heavy = sorted(m for m in ("llvmlite", "sympy", "aot.compiler.capture") if m in sys.modules and m not in before)
+print(json.dumps({{"ok": ok, "warm": info["warm_starts"], "compiles": info["compiles"], "heavy": heavy}}))
+"""
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_symbolic_compile_starts_warm_and_its_guards_decide(tmp_path, dynamic):
+    """A symbolic compile (the dims that changed, or dynamic=True) is stored with its guards: a
+    fresh process whose sizes satisfy them loads it without sympy or the tracer; sizes that break
+    one of its relations (x and y of equal length, a duck-sized dim) compile an entry for them,
+    which is stored in its place."""
+    prog = tmp_path / "dyn.py"
+    env = {**os.environ, "AOT_CACHE_DIR": str(tmp_path / "cache"), "AOT_WARM_START": "1"}
+    env.pop("AOT_LOGS", None)
+    options = "" if dynamic is None else ", dynamic=True"
+    first = 0 if dynamic else 1  # automatic dynamic: a static entry first, then the symbolic one
+
+    def run(sizes):
+        prog.write_text(DYNAMIC.format(options=options, sizes=sizes))
+        out = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True,
+                             timeout=180, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    equal = [(10, 10), (11, 11), (40, 40)][1 - first:]
+    cold = run(equal)
+    assert cold["ok"] == [True] * len(equal) and cold["compiles"] == 1 + first and cold["warm"] == 0
+    warm = run(equal)
+    assert warm == {"ok": [True] * len(equal), "warm": 1 + first, "compiles": 0, "heavy": []}
+    unequal = [(10, 10), (12, 15), (7, 9)][1 - first:]
+    broke = run(unequal)  # the stored entry's x-and-y-equal relation fails: one compile
+    assert broke["ok"] == [True] * len(unequal) and broke["compiles"] == 1 and broke["warm"] == first
+    again = run(unequal + [(5, 5)])
+    assert again == {"ok": [True] * (len(unequal) + 1), "warm": 1 + first, "compiles": 0, "heavy": []}
