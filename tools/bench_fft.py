@@ -63,7 +63,7 @@ def _data(shape, dtype, real=False):
 
 def _aligned(shape, dtype) -> np.ndarray:
     """np.empty(shape, dtype) starting on a 64-byte boundary, as pyfftw's builders' own arrays do
-    (pyfftw.empty_aligned) and aot's results of 256 KB or more (runtime/blocks.py); numpy's large
+    (pyfftw.empty_aligned) and aot's results of 1 MB or more (runtime/blocks.py); numpy's large
     arrays start 16 bytes into a cache line."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize

@@ -145,7 +145,9 @@ def _aligned_empty(count: int, dtype) -> np.ndarray:
     """np.empty(count, dtype) starting on a 64-byte boundary: the kernels store to scratch a
     cache line at a time, and a misaligned scratch costs up to 40% (codegen/fft/module.py)."""
     dtype = np.dtype(dtype)
-    raw = blocks.empty(count * dtype.itemsize + 64, _BYTE)  # the handler's when offered, not made to be
+    nbytes = count * dtype.itemsize + 64
+    # (the handler for its cache of large blocks only: this array aligns itself)
+    raw = blocks.empty(nbytes, _BYTE) if nbytes >= blocks.MIN_BYTES else np.empty(nbytes, _BYTE)
     skip = -raw.ctypes.data % 64
     return raw[skip: skip + count * dtype.itemsize].view(dtype)
 
