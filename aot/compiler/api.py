@@ -310,8 +310,13 @@ class CompiledFunction:
         if stored is None:
             gset = build_guards(_StaticLeaves(len(leaves)), leaves, extra, env, contiguous=contiguous)
         else:  # a symbolic compile's: its guards as they were built, then this function's free variables
-            gset = compile_guards(warm_start.stored_spec(stored, extra, leaf_sources(self._fn, args, {})), env)
-            if not gset.check(leaves):  # (another relation between the sizes: compile for it)
+            try:
+                gset = compile_guards(warm_start.stored_spec(stored, extra, leaf_sources(self._fn, args, {})), env)
+                fits = gset.check(leaves)
+            except Exception as e:  # noqa: BLE001 - a damaged record: compile instead
+                log.warning("warm start: stored guards unusable (%s); compiling", e)
+                return None
+            if not fits:  # (another relation between the sizes: compile for it)
                 return None
         n = len(args)
         return CacheEntry(gset, runner, list(range(n)), [], out_spec, [("graph", k) for k in range(n_out)], None)

@@ -118,11 +118,18 @@ def _parse(blob: bytes, args: tuple) -> dict | None:
                 for (d, s, _), a in zip(record["inputs"], args)):
             return None
         symbolic = any(type(n) is str for _, s, _ in record["inputs"] for n in s)
-        if symbolic != (record["guards"] is not None):
+        if symbolic != (record["guards"] is not None) or (symbolic and not _guards_ok(record["guards"])):
             return None
     except (TypeError, ValueError):
         return None
     return record
+
+
+def _guards_ok(g) -> bool:
+    """Whether a record's stored guards have the shape _symbolic_guards gives them."""
+    return (isinstance(g, dict) and set(g) == {"texts", "sizes", "static_dims", "ranks", "contiguous"}
+            and all(isinstance(t, str) for t in (*g["texts"], *g["sizes"]))
+            and isinstance(g["static_dims"], dict) and isinstance(g["ranks"], dict))
 
 
 def _load(record: dict, lib_bytes: bytes):

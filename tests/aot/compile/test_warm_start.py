@@ -338,3 +338,20 @@ def test_symbolic_compile_starts_warm_and_its_guards_decide(tmp_path, dynamic):
     assert broke["ok"] == [True] * len(unequal) and broke["compiles"] == 1 and broke["warm"] == first
     again = run(unequal + [(5, 5)])
     assert again == {"ok": [True] * (len(unequal) + 1), "warm": 1 + first, "compiles": 0, "heavy": []}
+
+
+def test_damaged_stored_guards_compile_instead(monkeypatch, tmp_path):
+    """A symbolic record whose guard texts do not compile (a damaged or foreign cache) is not
+    used: the call compiles and gives numpy's answer, with a warning, never an exception."""
+    from aot.compiler import warm_start
+
+    monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path))
+    bad = {"texts": ["L[0].shape[0] =="], "sizes": [], "static_dims": {0: {}}, "ranks": {0: 1},
+           "contiguous": [0]}
+    monkeypatch.setattr(warm_start, "lookup", lambda key, args: (lambda *a: None, None, 1, [0], bad))
+    f = aot.compile(lambda x: x * 3.0 + 1.0, dynamic=True)
+    x = np.arange(7.0)
+    assert f._warm_entry("key", (x,), [x]) is None
+    np.testing.assert_array_equal(f(x), x * 3.0 + 1.0)
+    assert f.cache_info()["compiles"] == 1 and f.cache_info()["warm_starts"] == 0
+    assert not warm_start._guards_ok({**bad, "texts": [3]})
