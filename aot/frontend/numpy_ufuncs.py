@@ -114,10 +114,10 @@ def apply_ufunc(em: Emitter, ufunc: np.ufunc, *args: Any, dtype: Any = None):
     ins, out_dt = resolve_loop(em, ufunc, args, dtype)
     if ufunc in _COMPARISONS and _int_out_of_range(em, args, ins):
         return _compare_out_of_range(em, ufunc, args, ins)
+    vals = [to_value(em, a, dt) for a, dt in zip(args, ins)]  # (a Python int out of the dtype's range: OverflowError)
     if ufunc is np.power and ins[1].is_int and not em.is_value(args[1]) and np.any(np.asarray(args[1]) < 0) \
             and _surely_nonempty(em, args):
         raise ValueError("Integers to negative integer powers are not allowed.")  # numpy's check, made now
-    vals = [to_value(em, a, dt) for a, dt in zip(args, ins)]
     return cast(em, _apply_core(em, core, vals, ins[0], _CORE_ATTRS.get(ufunc, {})), out_dt)
 
 

@@ -96,6 +96,11 @@ def test_integer_to_negative_constant_power_raises_like_numpy():
     with pytest.raises(ValueError, match="negative integer powers"):
         aot.compile(lambda a: a ** -1)(x)
     assert_same(aot.compile(lambda a: (-2) ** a)(x), (-2) ** x)
+    # an exponent beyond the dtype's range: numpy converts it first (NEP 50), OverflowError (fuzz seed 1026916)
+    with pytest.raises(OverflowError, match="out of bounds for int32"):
+        x ** -2**40
+    with pytest.raises(OverflowError, match="out of bounds for int32"):
+        aot.compile(lambda a: a ** -2**40)(x)
 
 
 @pytest.mark.parametrize("fn", [
