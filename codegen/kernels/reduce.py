@@ -357,8 +357,8 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
     for v in vaccs:
         v.set(identity(ctx, kind, acc_dtype))
 
-    def step(vacc, k, mask, prefetch: bool = False):
-        if prefetch:
+    def step(vacc, k, mask, hint: bool = False):
+        if hint:  # PREFETCH_BYTES ahead
             row.prefetch(k, run)
         (x,) = emit_body(ctx, block, row.values(k, mask))
         x = convert(ctx, x, yield_dt, acc_dtype)
@@ -385,7 +385,7 @@ def _vector_row(ctx: LowerCtx, block, kind, acc_dtype, yield_dt, inputs, ab, off
             for j in range(group // (n * ways)):
                 k = b.add(k0, i64(j * n * ways))
                 for w, vacc in enumerate(vaccs):
-                    step(vacc, b.add(k, i64(w * n)), None, prefetch=ahead)
+                    step(vacc, b.add(k, i64(w * n)), None, hint=ahead)
             if cascade:
                 cascade.push(_tree(comb, [a.get() for a in vaccs]))
                 for a in vaccs:
