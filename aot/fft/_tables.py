@@ -11,8 +11,8 @@ whose first call of a key also installs small entries here.
 
 The builtin holds the GIL while the kernels run, so every table's entries share one scratch
 buffer per precision; only small work is installed (at most `_MAX_ELEMENTS` complex elements,
-outputs below runtime.blocks.ALIGNED_BYTES), and nothing without a GIL (free-threaded builds) or
-when numpy's array struct was not probed.
+outputs well below runtime.blocks.ALIGNED_BYTES, which numpy's allocator makes), and nothing
+without a GIL (free-threaded builds) or when numpy's array struct was not probed.
 """
 from __future__ import annotations
 
@@ -29,12 +29,10 @@ from ir.abi_slots import (
     FFT_CALL_ROW,
 )
 from ir.abi_slots import FFT_THUNK as T
-from runtime import blocks
 
 from ._exec import _address, _aligned_empty
 
 _MAX_ELEMENTS = 1 << 14  # of an installed call's output: a few tens of us with the GIL held
-# nor an output of blocks.ALIGNED_BYTES or more: _fast's path makes those cache-line aligned
 _H = len(FFT_CALL_HEADER)
 
 
@@ -115,9 +113,8 @@ def _calls(entry):
     """(rows (thunk, block, reads the input), what they point into) of `entry`'s native copy: its
     blocks with the shared scratch (and a work buffer of its own), or None when it is not one to
     install."""
-    size = int(np.prod(entry.shape))
     if (entry.shared or len(entry.passes) > FFT_CALL_CALLS or len(entry.shape) > FFT_CALL_DIMS
-            or size > _MAX_ELEMENTS or size * entry.dtype.itemsize >= blocks.ALIGNED_BYTES):
+            or int(np.prod(entry.shape)) > _MAX_ELEMENTS):
         return None
     work = None if entry.work is None else np.empty_like(entry.work)
     scratch = _shared_scratch(entry.scratch_values, entry.precision)

@@ -28,6 +28,7 @@ import functools
 from llvmlite import ir as L
 
 from ..llvm.builder import Builder
+from ..llvm.loops import prefetch
 from .fourstep import emit_four_step_passes
 from .layouts import I32, I64, PTR, Layout, for_range, i64, layouts_of
 from .names import (
@@ -308,15 +309,12 @@ class _Emitter:
     def _prefetch_row(self, b, base, row, n, stride, groups, write: bool) -> None:
         """Prefetch the groups * VLEN elements of `row` (when row < n) at base + row*stride: the rows
         of a strided axis are pages apart, where hardware prefetchers stop."""
-        pf = self.mod.globals.get("llvm.prefetch.p0") or L.Function(
-            self.mod, L.FunctionType(L.VoidType(), [PTR, I32, I32, I32]), name="llvm.prefetch.p0")
         line_values = 64 // (4 if isinstance(self.ft, L.FloatType) else 8)
         with b.if_then(b.icmp_signed("<", row, n)):
             start = b.gep(base, [b.shl(b.mul(row, stride), i64(1))], source_etype=self.ft)
             lines = b.sdiv(b.mul(groups, i64(2 * self.vlen)), i64(line_values))
             with for_range(b, 0, lines, name="line") as line:
-                b.call(pf, [b.gep(start, [b.mul(line, i64(line_values))], source_etype=self.ft),
-                            L.Constant(I32, int(write)), L.Constant(I32, 3), L.Constant(I32, 1)])
+                prefetch(self.mod, b, b.gep(start, [b.mul(line, i64(line_values))], source_etype=self.ft), write)
 
     def _lane_values(self, b, src, first, dist):
         undef = L.Constant(self.v.ty, L.Undefined)
