@@ -18,13 +18,16 @@ class CodegenOptions:
     and itself into the counters of a ProfileLayout (JIT entries on the CPU host only, aot.profile).
     contiguous_inputs: per argument of the entry, whether its caller passes it C-contiguous (the
     code then reads no strides of it, and its kernels specialise: runtime.ArgSpec.contiguous makes
-    every JIT call path keep the promise); a JIT entry's outputs are C-contiguous always."""
+    every JIT call path keep the promise); a JIT entry's outputs are C-contiguous always.
+    streaming_stores: elementwise kernels whose arrays exceed the caches store with non-temporal
+    hints (codegen/kernels/streaming.py; False: never, e.g. to compare)."""
 
     num_threads: int = 1
     parallel_threshold: int = 65536
     library: str = ""
     profile: bool = False
     contiguous_inputs: tuple = ()
+    streaming_stores: bool = True
 
 
 def library_threads_symbol(library: str) -> str:

@@ -76,9 +76,13 @@ def opt_level_of(options: dict) -> int:
 
 def profile_of(options: dict) -> bool:
     """Whether a compile builds a profiled entry: options["profile"] (True or False, default False)."""
-    value = options.get("profile", False)
+    return _flag(options, "profile", False)
+
+
+def _flag(options: dict, name: str, default: bool) -> bool:
+    value = options.get(name, default)
     if type(value) is not bool:
-        raise ValueError(f"aot.compile: options['profile'] must be True or False, got {value!r}")
+        raise ValueError(f"aot.compile: options[{name!r}] must be True or False, got {value!r}")
     return value
 
 
@@ -218,7 +222,8 @@ def load_module(module: ir.Module, options: dict, facts=None, contiguous: tuple 
     func = module.funcs["main"]
     contiguous = tuple(contiguous[: len(func.args)]) if any(contiguous) else ()
     cg = CodegenOptions(num_threads=int(options.get("num_threads") or default_num_threads()),
-                        profile=profile_of(options), contiguous_inputs=contiguous)
+                        profile=profile_of(options), contiguous_inputs=contiguous,
+                        streaming_stores=_flag(options, "streaming_stores", True))
     key = cache_key_of(module, target, cg)
     name = f"aot_{key[:24]}"
     sig = signature_of(func, name, contiguous)

@@ -81,9 +81,13 @@ def aot_compile(
     func = module.funcs["main"]
     func.name = f"{name}__aot_entry"
     opts = dict(options or {})
-    cg = CodegenOptions(num_threads=int(opts.pop("num_threads", 0) or default_num_threads()), library=name)
+    streaming = opts.pop("streaming_stores", True)
+    if type(streaming) is not bool:
+        raise TypeError(f"aot_compile: options['streaming_stores'] must be True or False, got {streaming!r}")
+    cg = CodegenOptions(num_threads=int(opts.pop("num_threads", 0) or default_num_threads()), library=name,
+                        streaming_stores=streaming)
     if opts:
-        raise TypeError(f"aot_compile: unknown options {sorted(opts)}; known: ['num_threads']")
+        raise TypeError(f"aot_compile: unknown options {sorted(opts)}; known: ['num_threads', 'streaming_stores']")
     obj = compile_object(lower_module(module, tgt, cg), tgt, portable=True)
     spec = library_spec(program, module, name, func.name, tgt)
     host = is_host(tgt)

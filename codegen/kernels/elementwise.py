@@ -41,6 +41,7 @@ from .common import (
     new_kernel,
     reports_errors,
 )
+from .streaming import aligned_start, fence, store_alignments, stream_condition
 
 
 def emit_elementwise(
@@ -53,10 +54,12 @@ def emit_elementwise(
     outputs: list[OperandInfo],
     helpers: dict,
     whole: bool = False,
+    streaming: bool = True,
 ) -> L.Function:
     """Emit `void name(args, begin, end)` for a kernel.elementwise body `block`. `whole`: the kernel
     is only ever called over its whole range (Host.one_call), and is built for it: whole rows,
-    their count and length constants where the shape is static."""
+    their count and length constants where the shape is static. `streaming`: calls over large
+    arrays may store with non-temporal hints (streaming.py)."""
     shape = tuple(shape) or (1,)
     if len(inputs[0].bcast if inputs else outputs[0].bcast) != len(shape):  # rank-0 kernels
         inputs = [OperandInfo(i.dtype, (True,)) for i in inputs]
@@ -74,6 +77,15 @@ def emit_elementwise(
     vctx = LowerCtx(module, b, target, vlen, helpers, err) if vlen > 1 and shape[-1] != 1 else None
     r = len(shape)
     last = ab.dims[-1]
+    stream = None
+    if streaming and vctx is not None and not compute_bound(block):  # (memory is not what it waits on)
+        stream = stream_condition(b, target, ab.dims, shape, inputs, outputs, vlen)
+
+    def finish():
+        if stream is not None:
+            with b.if_then(stream):
+                fence(module, b)
+        b.ret_void()
 
     contig = None
     if vctx is not None:
@@ -86,15 +98,15 @@ def emit_elementwise(
         begin, end = i64(0), last
     if r == 1:  # one row: the range itself (a contiguous kernel, its dims coalesced)
         bases = [elem_ptr(b, info.dtype, ab.ptrs[n], b.mul(begin, ab.strides[n][0])) for n, info in enumerate(infos)]
-        _row(b, sctx, vctx, contig, block, inputs, outputs, bases, b.sub(end, begin), ab)
-        b.ret_void()
+        _row(b, sctx, vctx, contig, block, inputs, outputs, bases, b.sub(end, begin), ab, stream)
+        finish()
         return fn
 
     def row(offs, q, jq, run):  # the row q rows on in this plane, from index jq along the innermost dim
         offs_q = [b.add(o, b.mul(q, ab.strides[n][r - 2])) for n, o in enumerate(offs)]
         offs_q = [b.add(o, b.mul(jq, ab.strides[n][-1])) for n, o in enumerate(offs_q)]
         bases = [elem_ptr(b, info.dtype, ab.ptrs[n], offs_q[n]) for n, info in enumerate(infos)]
-        _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab)
+        _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab, stream)
 
     if whole:  # plane by plane, row by row
         planes = i64(1)
@@ -104,7 +116,7 @@ def emit_elementwise(
             offs, _ = _offsets(b, ab, p, r - 3, len(infos))
             with for_range(b, 0, ab.dims[r - 2], name="q", unroll=False) as q:
                 row(offs, q, i64(0), last)
-        b.ret_void()
+        finish()
         return fn
 
     # the rows of one plane (dim -2) per iteration
@@ -130,7 +142,7 @@ def emit_elementwise(
                 first = b.icmp_signed("==", q, i64(0))
                 row(offs, q, b.select(first, j, i64(0)), b.select(first, run0, last))
         seg.step = b.add(run0, b.mul(extra, last))
-    b.ret_void()
+    finish()
     return fn
 
 
@@ -148,9 +160,10 @@ def _offsets(b, ab, rows, top: int, n: int) -> tuple[list, L.Value]:
     return offs, inner
 
 
-def _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab) -> None:
+def _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab, stream=None) -> None:
     """One row of `run` elements from `bases`: vectorised when every innermost stride is 1 (or a
-    static broadcast), else scalar with the strides."""
+    static broadcast), else scalar with the strides; `stream` (an i1, or None) lets the vector row
+    store with non-temporal hints (streaming.py)."""
     def scalar_row():
         with for_range(b, 0, run, name="k", unroll=False) as k:
             vals = [
@@ -169,7 +182,7 @@ def _row(b, sctx, vctx, contig, block, inputs, outputs, bases, run, ab) -> None:
         return
     with b.if_else(contig) as (then, otherwise):
         with then:
-            _vector_row(vctx, block, inputs, outputs, bases, run)
+            _vector_row(vctx, block, inputs, outputs, bases, run, stream)
         with otherwise:
             scalar_row()
 
@@ -182,7 +195,7 @@ def compute_bound(block) -> bool:
     return any(recompute_cost(op) >= COST_TRANSCENDENTAL for op in block.ops)
 
 
-def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run) -> None:
+def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run, stream=None) -> None:
     b, n = ctx.builder, ctx.vlen
     # broadcast operands: one scalar load per row, splatted
     hoisted = {}
@@ -190,9 +203,8 @@ def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run) -> None:
         if info.bcast[-1]:
             s = load_scalar(LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers), info.dtype, bases[idx])
             hoisted[idx] = splat_value(ctx, s)
-    full = b.and_(run, i64(-n))
 
-    def one(k, mask):
+    def one(k, mask, aligns=None):
         vals = [
             hoisted[idx]
             if idx in hoisted
@@ -201,9 +213,27 @@ def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run) -> None:
         ]
         res = emit_body(ctx, block, vals)
         for m, info in enumerate(outputs):
-            store_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[len(inputs) + m], k), res[m], mask)
+            store_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[len(inputs) + m], k), res[m], mask,
+                         stream=aligns[m] if aligns else 0)
 
-    with for_range(b, 0, full, n, name="v", unroll=compute_bound(block)) as k:
-        one(k, None)
-    with b.if_then(b.icmp_signed("<", full, run)):
-        one(full, lane_mask(ctx, b.sub(run, full)))
+    def rows_from(start=None, aligns=None):  # whole vectors from `start` (0), then one masked vector
+        if start is None:
+            start, last = i64(0), b.and_(run, i64(-n))
+        else:
+            last = b.add(start, b.and_(b.sub(run, start), i64(-n)))
+        with for_range(b, start, last, n, name="v", unroll=compute_bound(block)) as k:
+            one(k, None, aligns)
+        with b.if_then(b.icmp_signed("<", last, run)):
+            one(last, lane_mask(ctx, b.sub(run, last)))
+
+    if stream is None:
+        rows_from()
+        return
+    ok, k0 = aligned_start(b, bases[len(inputs):], outputs, run, n)
+    with b.if_else(b.and_(stream, ok)) as (then, otherwise):
+        with then:  # masked vectors up to the outputs' first line, then streamed whole vectors
+            with for_range(b, 0, k0, n, name="vh", unroll=False) as k:
+                one(k, lane_mask(ctx, b.sub(k0, k)))
+            rows_from(k0, store_alignments(outputs, n))
+        with otherwise:
+            rows_from()

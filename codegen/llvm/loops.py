@@ -197,7 +197,9 @@ def load_vector(ctx: LowerCtx, dt: DType, ptr, mask=None):
     return load_fixup(ctx, v, dt)
 
 
-def store_vector(ctx: LowerCtx, dt: DType, ptr, v, mask=None) -> None:
+def store_vector(ctx: LowerCtx, dt: DType, ptr, v, mask=None, stream: int = 0) -> None:
+    """Store a vector (masked lanes only where `mask`); `stream` > 0: a non-temporal store to an
+    address aligned to `stream` bytes (codegen/kernels/streaming.py; unmasked only)."""
     b, n = ctx.builder, ctx.vlen
     if dt.is_complex:
         _, _, inter = _interleave_masks(n)
@@ -205,7 +207,9 @@ def store_vector(ctx: LowerCtx, dt: DType, ptr, v, mask=None) -> None:
     else:
         v = store_fixup(ctx, v, dt)
     if mask is None:
-        b.store(v, ptr, align=_align(dt))
+        st = b.store(v, ptr, align=stream or _align(dt))
+        if stream:
+            st.set_metadata("nontemporal", ctx.module.add_metadata([L.Constant(I32, 1)]))
         return
     m = _widen_mask(b, mask, n) if dt.is_complex else mask
     fn = ctx.function(

@@ -67,6 +67,12 @@ class Target:
     def has_feature(self, feat: str) -> bool:
         return f"+{feat}" in self.features.split(",")
 
+    @property
+    def streaming_stores(self) -> bool:
+        """Whether kernels may store with non-temporal hints (x86's MOVNT, ordered by an SFENCE
+        before the kernel returns): CPU code for x86-64."""
+        return self.kind == "cpu" and self.triple.startswith("x86_64") and self.vector_bits >= 128
+
 
 _initialized = False
 _init_lock = threading.Lock()
