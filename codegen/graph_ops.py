@@ -63,7 +63,9 @@ def run_elementwise(ectx: EntryCtx, shape: tuple, block, ins: list[Desc], outs: 
     dims = [ectx.dim(d) for d in kshape]
     total, vlen = ectx.numel(dims), kern_vlen(ectx, block, ins + outs)
     kern = emit_elementwise(ectx.module, ectx.target, name, kshape, block, in_infos, out_infos, ectx.helpers,
-                            whole=ectx.host.one_call(total, vlen), streaming=ectx.options.streaming_stores)
+                            whole=ectx.host.one_call(total, vlen),
+                            # a row group's next kernel reads the block back from cache
+                            streaming=ectx.options.streaming_stores and not ectx.in_row_group)
     slots = [d.data for d in ins + outs] + dims
     for st in strides:
         slots += st

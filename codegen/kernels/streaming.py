@@ -4,7 +4,8 @@ A store to a line that is not in cache reads the line first (read for ownership)
 output of N bytes moves 2N over the memory bus. x86's MOVNT stores fill whole lines in the
 write-combining buffers and write them without that read, but leave nothing cached: they pay only
 when the arrays a kernel call touches would not stay cached anyway, and only in kernels that wait
-on memory (bodies calling transcendental math, elementwise.compute_bound, keep plain stores).
+on memory (bodies calling transcendental math, elementwise.compute_bound, keep plain stores) and
+whose output nothing reads back soon (a row group's kernels, codegen/row_groups.py, keep them).
 
 Measured on this project's 2-core VM: x[i]*2 into a second array with both kinds of store (a
 hand-written loop) streams 0.77-0.84x as fast on one thread and 0.95-0.97x on two with 16-32 MB

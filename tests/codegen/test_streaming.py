@@ -91,3 +91,16 @@ def test_two_outputs_of_dynamic_shape(always_stream):
         got = f(x, y)
         np.testing.assert_array_equal(got[0], x * y + 1.5)
         np.testing.assert_array_equal(got[1], (x - y).astype(np.float32))
+
+
+def test_row_groups_keep_plain_stores(always_stream):
+    """A row group's kernels read back what the previous one wrote to the block: from cache."""
+
+    def softmax(x):
+        e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+        return e / np.sum(e, axis=-1, keepdims=True)
+
+    x = np.random.default_rng(1).normal(size=(64, 256))
+    for fn, streams in ((softmax, False), (lambda x: x * 2 + 1, True)):
+        text = str(codegen.lower_module(aot.export(fn, (x,)).ir_module(), host_target(), CodegenOptions(num_threads=2)))
+        assert ("!nontemporal" in text) is streams
