@@ -211,7 +211,9 @@ def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run, stream=None) 
             else load_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[idx], k), mask)
             for idx, info in enumerate(inputs)
         ]
+        ctx.lane_mask = mask
         res = emit_body(ctx, block, vals)
+        ctx.lane_mask = None
         for m, info in enumerate(outputs):
             store_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[len(inputs) + m], k), res[m], mask,
                          stream=aligns[m] if aligns else 0)

@@ -224,7 +224,9 @@ def _vector_rows(k: _Kernel) -> None:
                 def group(c, mask):
                     src = elem_ptr(b, k.src, ab.ptrs[0], b.add(off_in, c))
                     dst = elem_ptr(b, k.dt, ab.ptrs[1], b.add(off_out, c))
+                    k.vctx.lane_mask = mask  # (errors of masked-off lanes are not reported)
                     k.fold_lane(*k.vector_io(mask), src, dst)
+                    k.vctx.lane_mask = None
 
                 with for_range(b, 0, full, n_vec, name="g") as c:
                     group(c, None)

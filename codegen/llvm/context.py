@@ -28,6 +28,9 @@ class LowerCtx:
     vlen: int = 1
     _helpers: dict = field(default_factory=dict)
     error_slot: L.Value | None = None  # i64* that rules set to 1 on a numpy error (None: no path)
+    # <vlen x i1> of the lanes a masked vector iteration computes (None: all): a masked-off lane
+    # holds a made-up value (a masked load's zero), whose errors are not the program's
+    lane_mask: L.Value | None = None
 
     # --- constants and types -----------------------------------------------------------------
     def ty(self, dt: DType) -> L.Type:

@@ -161,6 +161,8 @@ def _report_if_any(ctx: LowerCtx, cond) -> None:
     """Set the kernel's error slot when `cond` (i1 or a vector of i1) holds in any lane."""
     f = ctx.builder
     if isinstance(cond.type, L.VectorType):
+        if ctx.lane_mask is not None:
+            cond = f.and_(cond, ctx.lane_mask)
         n = cond.type.count
         reduce_or = ctx.function(f"llvm.vector.reduce.or.v{n}i1", L.IntType(1), [cond.type])
         cond = f.call(reduce_or, [cond])

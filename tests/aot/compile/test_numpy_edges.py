@@ -155,6 +155,21 @@ def test_negative_integer_power_dynamic_length():
         f(np.array([1, 2, 3], np.int64))
 
 
+@pytest.mark.parametrize("n", [2, 3, 7, 9, 17, 33])
+def test_integer_power_ignores_masked_off_lanes(n):
+    """A vector row's masked tail computes made-up lanes (a masked load's zero, whose integer
+    reciprocal is the dtype's minimum): their negative exponents are not the program's (fuzz
+    seed 1114715), the real ones still raise, also in a scan's masked group."""
+    x = np.tile(np.array([7, -2, 63, 64, -2, 1]), 6)[:n]
+    f = aot.compile(lambda x: np.power(2, np.reciprocal(x)))
+    np.testing.assert_array_equal(f(x), np.power(2, np.reciprocal(x)))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        f(np.where(np.arange(n) == n - 1, -1, x))  # reciprocal(-1) = -1: the last lane's own
+    rows = np.stack([x, 3 * x, x])
+    g = aot.compile(lambda r: np.cumsum(np.power(2, np.reciprocal(r)), axis=0))
+    np.testing.assert_array_equal(g(rows), np.cumsum(np.power(2, np.reciprocal(rows)), axis=0))
+
+
 ZERO_D_REDUCTIONS = [np.sum, np.prod, np.max, np.min, np.any, np.all, np.argmax, np.argmin]
 
 
