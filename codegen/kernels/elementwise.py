@@ -204,7 +204,9 @@ def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run, stream=None) 
             s = load_scalar(LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers), info.dtype, bases[idx])
             hoisted[idx] = splat_value(ctx, s)
 
-    def one(k, mask, aligns=None):
+    def one(k, mask, streamed=None):
+        """The vector at element k (masked lanes only where `mask`); `streamed` (an i1): its
+        stores are non-temporal when it holds."""
         vals = [
             hoisted[idx]
             if idx in hoisted
@@ -214,28 +216,36 @@ def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run, stream=None) 
         ctx.lane_mask = mask
         res = emit_body(ctx, block, vals)
         ctx.lane_mask = None
-        for m, info in enumerate(outputs):
-            store_vector(ctx, info.dtype, elem_ptr(b, info.dtype, bases[len(inputs) + m], k), res[m], mask,
-                         stream=aligns[m] if aligns else 0)
-
-    def rows_from(start=None, aligns=None):  # whole vectors from `start` (0), then one masked vector
-        if start is None:
-            start, last = i64(0), b.and_(run, i64(-n))
-        else:
-            last = b.add(start, b.and_(b.sub(run, start), i64(-n)))
-        with for_range(b, start, last, n, name="v", unroll=compute_bound(block)) as k:
-            one(k, None, aligns)
-        with b.if_then(b.icmp_signed("<", last, run)):
-            one(last, lane_mask(ctx, b.sub(run, last)))
+        ptrs = [elem_ptr(b, info.dtype, bases[len(inputs) + m], k) for m, info in enumerate(outputs)]
+        if streamed is None:
+            for m, info in enumerate(outputs):
+                store_vector(ctx, info.dtype, ptrs[m], res[m], mask)
+            return
+        with b.if_else(streamed) as (then, otherwise):  # (the body once: the store is all that differs)
+            with then:
+                for m, info in enumerate(outputs):
+                    store_vector(ctx, info.dtype, ptrs[m], res[m], stream=aligns[m])
+            with otherwise:
+                for m, info in enumerate(outputs):
+                    store_vector(ctx, info.dtype, ptrs[m], res[m])
 
     if stream is None:
-        rows_from()
+        last = b.and_(run, i64(-n))
+        with for_range(b, 0, last, n, name="v", unroll=compute_bound(block)) as k:
+            one(k, None)
+        with b.if_then(b.icmp_signed("<", last, run)):
+            one(last, lane_mask(ctx, b.sub(run, last)))
         return
+    # streamed: masked vectors up to the outputs' first line (at most two: streaming.py), whole
+    # vectors streamed from there, the masked tail; the head and the tail share one masked body
     ok, k0 = aligned_start(b, bases[len(inputs):], outputs, run, n)
-    with b.if_else(b.and_(stream, ok)) as (then, otherwise):
-        with then:  # masked vectors up to the outputs' first line, then streamed whole vectors
-            with for_range(b, 0, k0, n, name="vh", unroll=False) as k:
-                one(k, lane_mask(ctx, b.sub(k0, k)))
-            rows_from(k0, store_alignments(outputs, n))
-        with otherwise:
-            rows_from()
+    streamed, aligns = b.and_(stream, ok), store_alignments(outputs, n)
+    start = b.select(streamed, k0, i64(0))
+    last = b.add(start, b.and_(b.sub(run, start), i64(-n)))
+    with for_range(b, start, last, n, name="v", unroll=compute_bound(block)) as k:
+        one(k, None, streamed)
+    with for_range(b, 0, 2, name="edge", unroll=False) as t:
+        head = b.icmp_signed("==", t, i64(0))
+        lo, hi = b.select(head, i64(0), last), b.select(head, start, run)
+        with for_range(b, lo, hi, n, name="vm", unroll=False) as k:
+            one(k, lane_mask(ctx, b.sub(hi, k)))
