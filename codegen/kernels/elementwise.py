@@ -204,9 +204,9 @@ def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run, stream=None) 
             s = load_scalar(LowerCtx(ctx.module, b, ctx.target, 1, ctx._helpers), info.dtype, bases[idx])
             hoisted[idx] = splat_value(ctx, s)
 
-    def one(k, mask, streamed=None):
+    def one(k, mask, streamed=None, aligns=()):
         """The vector at element k (masked lanes only where `mask`); `streamed` (an i1): its
-        stores are non-temporal when it holds."""
+        stores are non-temporal when it holds, to addresses aligned to `aligns` (per output)."""
         vals = [
             hoisted[idx]
             if idx in hoisted
@@ -243,7 +243,7 @@ def _vector_row(ctx: LowerCtx, block, inputs, outputs, bases, run, stream=None) 
     start = b.select(streamed, k0, i64(0))
     last = b.add(start, b.and_(b.sub(run, start), i64(-n)))
     with for_range(b, start, last, n, name="v", unroll=compute_bound(block)) as k:
-        one(k, None, streamed)
+        one(k, None, streamed, aligns)
     with for_range(b, 0, 2, name="edge", unroll=False) as t:
         head = b.icmp_signed("==", t, i64(0))
         lo, hi = b.select(head, i64(0), last), b.select(head, start, run)
