@@ -278,13 +278,24 @@ def _maximum(ctx: LowerCtx, op, a, b):
 
 @rule("clip")
 def _clip(ctx: LowerCtx, op, x, lo, hi):
-    """numpy's clip: x, or the bound it crosses; a nan (in x or a bound) propagates, and ties keep
-    x, unlike maximum/minimum (clip(-0.0, 0.0, 1.0) is -0.0, clip(0.0, -0.0, 1.0) is +0.0)."""
+    """numpy's clip: x, or the bound it crosses; a nan (in x or a bound) propagates. Real ties keep
+    x, unlike maximum/minimum (clip(-0.0, 0.0, 1.0) is -0.0, clip(0.0, -0.0, 1.0) is +0.0); complex
+    ties give the bound (its loop keeps x only when x > lo, x < hi: clip(-0-0j, 0, 1) is 0+0j)."""
     dt = out_dtype(op)
     x, lo, hi = as_dtype(ctx, op, [x, lo, hi], dt)
     if dt.is_complex:
-        return _max(ctx, dt, _max(ctx, dt, x, lo, True), hi, False)
+        return _complex_clip_bound(ctx, _complex_clip_bound(ctx, x, lo, True), hi, False)
     return _clip_bound(ctx, dt, _clip_bound(ctx, dt, x, lo, True), hi, False)
+
+
+def _complex_clip_bound(ctx: LowerCtx, a, b, lower: bool):
+    """a where it is nan or strictly inside the bound b, else b; the order is numpy's plain CGT/CLT
+    (the imaginary parts decide only between equal real parts: 1+0j > nanj)."""
+    f = ctx.builder
+    pred = ">" if lower else "<"
+    inside = f.select(f.fcmp_ordered("==", a[0], b[0]), f.fcmp_ordered(pred, a[1], b[1]),
+                      f.fcmp_ordered(pred, a[0], b[0]))
+    return C.select(ctx, f.or_(f.fcmp_unordered("uno", a[0], a[1]), inside), a, b)
 
 
 def _clip_bound(ctx: LowerCtx, dt: DType, a, b, lower: bool):

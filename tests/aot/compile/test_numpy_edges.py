@@ -237,6 +237,26 @@ def test_clip_ties_keep_x_and_nans_propagate(dtype, n):
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=f"clip({x}, {lo}, {hi})")
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_clip_ties_give_the_bound(dtype):
+    """numpy's complex clip keeps x only strictly inside a bound (its plain CGT/CLT: the imaginary
+    parts decide only between equal real parts), so a tie gives the bound: clip(-0-0j, 0, 1) is 0+0j
+    (fuzz seed 1245175); every pair of signed zeros, ones, infinities and nans as x and as bounds."""
+    vals = [0.0, -0.0, 1.0, -1.0, np.inf, np.nan]
+    x = np.array([complex(a, b) for a in vals for b in vals], dtype)  # 36: vector rows and a masked tail
+    bounds = [complex(a, b) for a in (0.0, -0.0, 1.0, np.nan) for b in (0.0, -0.0, np.nan)]
+    f = aot.compile(lambda x, lo, hi: np.clip(x, lo, hi))
+    for lo in bounds:
+        for hi in bounds[::5]:
+            with np.errstate(all="ignore"):
+                want = np.clip(x, np.array(lo, dtype), np.array(hi, dtype))
+            got = f(x, np.array(lo, dtype), np.array(hi, dtype))
+            for part in (np.real, np.imag):
+                np.testing.assert_array_equal(part(got), part(want), err_msg=f"clip(x, {lo}, {hi})")
+                np.testing.assert_array_equal(np.signbit(part(got)), np.signbit(part(want)),
+                                              err_msg=f"clip(x, {lo}, {hi})")
+
+
 @pytest.mark.parametrize("fn", [np.sum, np.prod, np.mean], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("x", [np.array(-0.0), np.array(-0.0, np.float32), np.array(complex(np.inf, -1))])
 def test_reduction_over_no_axes_combines_the_identity(fn, x):
