@@ -318,12 +318,18 @@ def scale(ctx: LowerCtx, rt: DType, a, k: float):
     return (ctx.builder.fmul(a[0], c), ctx.builder.fmul(a[1], c))
 
 
+# numpy's NPY_LOG2E and NPY_LOG10E, correctly rounded (1 / math.log(10) is one ulp below: log10(3+1j)
+# had a real part of 0.49999999999999994 where numpy's is 0.5)
+LOG2E = 1.4426950408889634
+LOG10E = 0.4342944819032518
+
+
 def log2(ctx: LowerCtx, rt: DType, a):
-    return scale(ctx, rt, log(ctx, rt, a), 1 / math.log(2))  # numpy: clog(z) * LOG2E
+    return scale(ctx, rt, log(ctx, rt, a), LOG2E)  # numpy: clog(z) * LOG2E
 
 
 def log10(ctx: LowerCtx, rt: DType, a):
-    return scale(ctx, rt, log(ctx, rt, a), 1 / math.log(10))
+    return scale(ctx, rt, log(ctx, rt, a), LOG10E)  # numpy: clog(z) * LOG10E
 
 
 def exp2(ctx: LowerCtx, rt: DType, a):

@@ -257,6 +257,18 @@ def test_complex_clip_ties_give_the_bound(dtype):
                                               err_msg=f"clip(x, {lo}, {hi})")
 
 
+def test_complex_log10_and_log2_scale_by_numpys_constants():
+    """numpy's clog10 is clog(z) * NPY_LOG10E, correctly rounded; 1 / math.log(10) is one ulp below
+    it, which made log10(3+1j).real 0.49999999999999994 instead of 0.5 (fuzz seed 1266521)."""
+    z = np.random.default_rng(5).normal(size=37) * 10 + 1j * np.random.default_rng(6).normal(size=37)
+    z[:3] = [3 + 1j, 1 + 3j, 100j]
+    log, log10, log2 = (aot.compile(lambda a, fn=fn: fn(a))(z) for fn in (np.log, np.log10, np.log2))
+    for got, k in ((log10, 0.4342944819032518), (log2, 1.4426950408889634)):
+        np.testing.assert_array_equal(got.real, log.real * k)
+        np.testing.assert_array_equal(got.imag, log.imag * k)
+    assert log10[0].real == 0.5 or log[0].real != np.log(np.sqrt(10.0))  # exact where log is
+
+
 @pytest.mark.parametrize("fn", [np.sum, np.prod, np.mean], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("x", [np.array(-0.0), np.array(-0.0, np.float32), np.array(complex(np.inf, -1))])
 def test_reduction_over_no_axes_combines_the_identity(fn, x):
