@@ -398,9 +398,13 @@ def cosh(ctx: LowerCtx, rt: DType, a):
 
 
 def sin(ctx: LowerCtx, rt: DType, a):
-    """csin z = -i csinh(i z)."""
-    t = sinh(ctx, rt, (ctx.builder.fneg(a[1]), a[0]))
-    return (t[1], ctx.builder.fneg(t[0]))
+    """csin z = -i csinh(i z), but glibc's csin for an infinite imaginary part and a real part inf
+    or nan: (nan, +inf) whatever the signs (csinh's sign rules gave -inf for some)."""
+    f = ctx.builder
+    x, y = a
+    t = sinh(ctx, rt, (f.fneg(y), x))
+    odd = f.and_(_nonfinite(ctx, rt, x), _isinf(ctx, rt, y))
+    return select(ctx, odd, (f.fsub(x, x), _c(ctx, rt, math.inf)), (t[1], f.fneg(t[0])))
 
 
 def cos(ctx: LowerCtx, rt: DType, a):
@@ -411,7 +415,8 @@ def cos(ctx: LowerCtx, rt: DType, a):
 def tanh(ctx: LowerCtx, rt: DType, a):
     """glibc's ctanh: (sinh x cosh x + i sin y cos y) / (sinh^2 x + cos^2 y). Where |x| > 20, x is
     nan or y is not finite (a branch): the limit (sign x, sin y cos y / sinh^2 x), x = +-inf giving
-    (sign x, +-0), y inf or nan giving nan (x == 0 kept), a zero y kept."""
+    (sign x, +-0), y inf or nan giving nan + nan i for finite x (before the limit, as numpy's:
+    tanh(1e300 + inf j) is not 1 + nan j) but x == 0 kept, a zero y kept."""
     f = ctx.builder
     x, y = a
     zero, one = _c(ctx, rt, 0.0), _c(ctx, rt, 1.0)
@@ -428,6 +433,8 @@ def tanh(ctx: LowerCtx, rt: DType, a):
         r = select(ctx, big, (sign_x, f.fdiv(f.fdiv(sc, sh), sh)), fast)
         r = select(ctx, _is0(ctx, rt, y), (r[0], y), r)
         y_bad = _nonfinite(ctx, rt, y)
+        nan_y = f.fsub(y, y)
+        r = select(ctx, f.and_(f.not_(_nonfinite(ctx, rt, x)), y_bad), (nan_y, nan_y), r)
         r = select(ctx, f.and_(_is0(ctx, rt, x), y_bad), (x, _c(ctx, rt, math.nan)), r)
         return select(ctx, f.and_(_isinf(ctx, rt, x), y_bad), (sign_x, _copysign(ctx, zero, y)), r)
 
