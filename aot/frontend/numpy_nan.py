@@ -68,10 +68,26 @@ def _nan_extremum(fname: str, plain, greater: bool):
         if initial is not _NoValue:
             return r
         all_nan = red.np_all(em, nan, axis, None, keepdims, where=where)
-        return emit(em, "where", all_nan, scalar_like(em, np.nan, av.dtype), r)
+        return emit(em, "where", all_nan, _all_nan_value(em, x, axes, keepdims, where), r)
 
     translate.__name__ = f"np_{fname}"
     return translate
+
+
+def _all_nan_value(em: Emitter, x: Any, axes: tuple[int, ...], keepdims: Any, where: Any):
+    """What an all-NaN slice gives: numpy's fmax.reduce starts from the slice's first element and
+    keeps it against every other NaN, so a complex slice gives that element (nan-infj, not nan+0j);
+    NaN itself where the first element is not known now (a `where`, a length that is a symbol)."""
+    av = abstract_of(x)
+    static = all(isinstance(av.shape[i], int) and av.shape[i] > 0 for i in axes)
+    if not av.dtype.is_complex or where is not _NoValue or not axes or not static:
+        return scalar_like(em, np.nan, av.dtype)
+    from .numpy_shape import squeeze, take
+
+    first = x
+    for i in axes:
+        first = take(em, first, [0], i)
+    return first if red._keepdims(keepdims) else squeeze(em, first, axes)
 
 
 np_nanmax = _nan_extremum("nanmax", red.np_max, greater=True)

@@ -4,6 +4,7 @@ ops, per-element checks on empty arrays, and the axis a 0-d array accepts."""
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -267,6 +268,22 @@ def test_complex_log10_and_log2_scale_by_numpys_constants():
         np.testing.assert_array_equal(got.real, log.real * k)
         np.testing.assert_array_equal(got.imag, log.imag * k)
     assert log10[0].real == 0.5 or log[0].real != np.log(np.sqrt(10.0))  # exact where log is
+
+
+@pytest.mark.parametrize("fn", [np.nanmax, np.nanmin], ids=lambda f: f.__name__)
+def test_complex_all_nan_slice_gives_its_first_element(fn):
+    """numpy's fmax.reduce keeps the first of two NaNs: an all-NaN complex slice gives its first
+    element (nan-infj), not a plain nan+0j; slices with a number give the extremum as before."""
+    x = np.array([[complex(np.nan, -np.inf), complex(np.nan, 3), 2 + 1j],
+                  [complex(np.nan, 1), complex(1, np.nan), 1 + 1j]])
+    for axis in (None, 0, 1, (0, 1)):
+        for keepdims in (False, True):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                want = fn(x[:, :2], axis=axis, keepdims=keepdims)
+            got = aot.compile(lambda a: fn(a[:, :2], axis=axis, keepdims=keepdims))(x)
+            np.testing.assert_array_equal(np.real(got), np.real(want))
+            np.testing.assert_array_equal(np.imag(got), np.imag(want), err_msg=f"axis={axis}")
 
 
 def _special_class(v: np.ndarray) -> np.ndarray:
