@@ -32,7 +32,15 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import Results, add_json_option, fmt_time, interleaved_medians, optional, print_table
+from benchlib import (
+    Results,
+    add_json_option,
+    aligned_empty,
+    fmt_time,
+    interleaved_medians,
+    optional,
+    print_table,
+)
 
 scipy_fft = optional("scipy.fft")
 pyfftw = optional("pyfftw")
@@ -50,26 +58,15 @@ MULTI = [
 
 
 def _data(shape, dtype, real=False):
-    """Random input, cache-line aligned (see _aligned)."""
+    """Random input, cache-line aligned (benchlib.aligned_empty)."""
     rng = np.random.default_rng(0)
     shape = shape if isinstance(shape, tuple) else (shape,)
     x = rng.standard_normal(shape)
     if not real:
         x = x + 1j * rng.standard_normal(shape)
-    out = _aligned(shape, dtype)
+    out = aligned_empty(shape, dtype)
     out[...] = x
     return out
-
-
-def _aligned(shape, dtype) -> np.ndarray:
-    """np.empty(shape, dtype) starting on a 64-byte boundary, as pyfftw's builders' own arrays do
-    (pyfftw.empty_aligned) and aot's results of 1 MB or more (runtime/blocks.py); numpy's large
-    arrays start 16 bytes into a cache line."""
-    dtype = np.dtype(dtype)
-    nbytes = math.prod(shape) * dtype.itemsize
-    raw = np.empty(nbytes + 64, np.uint8)
-    skip = -raw.ctypes.data % 64
-    return raw[skip: skip + nbytes].view(dtype).reshape(shape)
 
 
 def _flops(name, x, factor):
@@ -129,7 +126,7 @@ def _reuse_row(case, name, x, builders, min_time) -> dict:
 
     fa = getattr(afft, name)
     y = fa(x)
-    out, unaligned = _aligned(y.shape, y.dtype), np.empty_like(y)
+    out, unaligned = aligned_empty(y.shape, y.dtype), np.empty_like(y)
     fns = {"aot out=": lambda: fa(x, out=out), "aot out=np.empty_like": lambda: fa(x, out=unaligned),
            **{f"pyfftw t={t}": f for t, f in builders.items()}}
     return {"case": case, **interleaved_medians(fns, min_time=min_time * len(fns))}

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """One transform's radix passes timed alone, against the whole transform, on one thread.
 
-Each pass of the plan runs by itself many times (its source, destination and twiddles stay in
-cache), through the kernels' pass entry (codegen/fft/module.py emit_pass_entry); the sum of those
+Each pass of the plan runs by itself in batches (the median batch: its source, destination and
+twiddles stay in cache), through the kernels' pass entry (codegen/fft/module.py emit_pass_entry); the sum of those
 times is what the transform would cost if nothing left the cache between its passes. The whole
 transform (aot.fft.fft into a fresh array, as a user calls it) then shows what the passes lose
 to each other: one call touches its input, its output, the work buffer and the plan's twiddles
@@ -15,28 +15,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
+import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import aligned_empty, batched_time
+
 SIZES = "c128:13824,c128:16384,c128:18432,c128:20736,c128:24576,c128:27648,c64:27648,c64:55296"
 _DTYPES = {"c128": np.complex128, "c64": np.complex64}
-
-
-def _best(fn, inner: int = 50, rounds: int = 7) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        t = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        best = min(best, (time.perf_counter() - t) / inner)
-    return best
-
-
-def _aligned(n: int, dtype) -> np.ndarray:
-    raw = np.empty(n * np.dtype(dtype).itemsize + 64, np.uint8)
-    off = (-raw.ctypes.data) % 64
-    return raw[off: off + n * np.dtype(dtype).itemsize].view(dtype)
 
 
 def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, float]:
@@ -55,7 +42,7 @@ def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, flo
     tw = ffi.cast("void *", tw)
     entry = ffi.cast("void (*)(int64_t *, void *, int64_t, void *, void *, int64_t, int64_t, int32_t)",
                      k.address(pass_entry_name(precision)))
-    bufs = [_aligned(n, dtype), _aligned(n, dtype)]
+    bufs = [aligned_empty(n, dtype), aligned_empty(n, dtype)]
     bufs[0][:] = np.random.default_rng(0).standard_normal(n)
     rows = []
     for f in range(int(plan.header[1])):
@@ -66,11 +53,11 @@ def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, flo
         def one(f=f, src=src, dst=dst, hi=hi):
             entry(hdr, tw, f, src, dst, 0, hi, FLAG_FORWARD)
 
-        rows.append((ip, l1, ido, _best(one)))
-    x = _aligned(n, dtype)
+        rows.append((ip, l1, ido, batched_time(one, inner=50)))
+    x = aligned_empty(n, dtype)
     x[:] = bufs[0]
     np.testing.assert_allclose(aot.fft.fft(x), np.fft.fft(x), rtol=1e-4, atol=1e-3 * np.sqrt(n))
-    whole = _best(lambda: aot.fft.fft(x))
+    whole = batched_time(lambda: aot.fft.fft(x), inner=50)
     return rows, sum(r[3] for r in rows), whole
 
 

@@ -86,6 +86,20 @@ def interleaved_medians(fns: dict, *, min_time: float = 0.2, rounds: int = 7) ->
     return {name: statistics.median(v) for name, v in times.items()}
 
 
+def aligned_empty(shape, dtype):
+    """np.empty(shape, dtype) starting on a 64-byte boundary, as pyfftw's builders' own arrays do
+    (pyfftw.empty_aligned) and aot's results of 1 MB or more (runtime/blocks.py); numpy's large
+    arrays start 16 bytes into a cache line."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    nbytes = math.prod(shape) * dtype.itemsize
+    raw = np.empty(nbytes + 64, np.uint8)
+    skip = -raw.ctypes.data % 64
+    return raw[skip: skip + nbytes].view(dtype).reshape(shape)
+
+
 def batched_time(fn: Callable[[], object], inner: int = 1000, repeats: int = 7) -> float:
     """Median seconds per call over `repeats` batches of `inner` calls (for sub-microsecond calls)."""
     fn()

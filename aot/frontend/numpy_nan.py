@@ -14,6 +14,7 @@ from ir import dtypes as irdt
 
 from . import numpy_reductions as red
 from .emitter import Emitter, abstract_of
+from .numpy_shape import squeeze, take
 from .numpy_ufuncs import apply_ufunc, emit
 from .operands import cast, no_out, scalar_like, to_dtype, to_value
 from .shapes import dim_equals
@@ -82,8 +83,6 @@ def _all_nan_value(em: Emitter, x: Any, axes: tuple[int, ...], keepdims: Any, wh
     static = all(isinstance(av.shape[i], int) and av.shape[i] > 0 for i in axes)
     if not av.dtype.is_complex or where is not _NoValue or not axes or not static:
         return scalar_like(em, np.nan, av.dtype)
-    from .numpy_shape import squeeze, take
-
     first = x
     for i in axes:
         first = take(em, first, [0], i)

@@ -31,6 +31,7 @@ from llvmlite import ir as L
 
 from ir.symbols import is_static
 
+from ..llvm.context import declare
 from ..llvm.loops import i64
 from ..llvm.types import I64
 
@@ -81,6 +82,4 @@ def store_alignments(outputs: list, vlen: int) -> list[int]:
 
 def fence(module: L.Module, b: L.IRBuilder) -> None:
     """SFENCE: the streamed stores are globally visible before anything after it."""
-    fn = module.globals.get("llvm.x86.sse.sfence") or L.Function(
-        module, L.FunctionType(L.VoidType(), []), name="llvm.x86.sse.sfence")
-    b.call(fn, [])
+    b.call(declare(module, "llvm.x86.sse.sfence", L.VoidType(), []), [])

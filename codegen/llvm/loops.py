@@ -11,7 +11,7 @@ from ir.dtypes import DType
 
 from .builder import const_int, dead_code
 from .cast import load_fixup, store_fixup
-from .context import LowerCtx
+from .context import LowerCtx, declare
 from .types import I1, I32, I64, memory_type, scalar_type
 
 
@@ -133,8 +133,7 @@ def elem_ptr(b: L.IRBuilder, dt: DType, base, index):
 
 def prefetch(module: L.Module, b: L.IRBuilder, ptr, write: bool = False) -> None:
     """llvm.prefetch of the line at `ptr` into every cache level (no fault: a hint)."""
-    fn = module.globals.get("llvm.prefetch.p0") or L.Function(
-        module, L.FunctionType(L.VoidType(), [L.PointerType(), I32, I32, I32]), name="llvm.prefetch.p0")
+    fn = declare(module, "llvm.prefetch.p0", L.VoidType(), [L.PointerType(), I32, I32, I32])
     b.call(fn, [ptr, L.Constant(I32, int(write)), L.Constant(I32, 3), L.Constant(I32, 1)])
 
 
