@@ -18,10 +18,10 @@ process-wide for the graph's object code (llvmlite). The eager path uses `loaded
 """
 from __future__ import annotations
 
+import _thread  # not threading (~0.5 ms of a warm start's import)
 import functools
 import os
 import sys
-import threading
 import time
 
 import _cffi_backend  # the cffi runtime: cffi.FFI() would import pycparser (~30 ms of a warm start)
@@ -61,7 +61,7 @@ _C2R_SIG = "void(*)(const {T} *, int64_t, {T} *, int64_t, int64_t, int64_t, cons
 _SHARED_SIG = "void(*)(const int64_t *, const {T} *, const {T} *, {T} *, {T} *, int32_t, int64_t)"
 _THUNK_SIG = "void(*)(const int64_t *, intptr_t, intptr_t)"  # (block, id(src), id(dst))
 _THUNK_KINDS = ("c2c", "r2c", "c2r", "job")  # ir.abi_slots.FFT_THUNK_KINDS (codegen/trampolines.py)
-_lock = threading.RLock()
+_lock = _thread.RLock()
 ffi = _cffi_backend.FFI()  # cffi calls cost ~1 us less than ctypes and release the GIL as well
 # the sources whose code a group holds (relative to the repository's packages)
 _SOURCES = (("codegen/fft", "*.py"), ("codegen/llvm", "*.py"), ("codegen/kernels", "parallel.py"),
