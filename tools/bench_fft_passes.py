@@ -9,13 +9,22 @@ to each other: one call touches its input, its output, the work buffer and the p
 (about as many complex numbers as the transform has), and once those outgrow the cache every
 call fetches what the previous one evicted.
 
+A second table measures the twiddles' share of that working set: the whole transform (into a
+preallocated output) as planned, and with the first one or two passes reading their twiddles from
+the input array instead of the plan's table (their offsets in the plan's header pointed there for
+the run: the values are wrong, the instructions the same, the bytes touched fewer), in
+alternating batches. What it saves bounds what smaller twiddle tables (two-level ones, or legs
+derived from fewer) could save.
+
 Run: PYTHONPATH=. python tools/bench_fft_passes.py [--sizes c128:16384,c128:27648,c64:65536]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
+import time
 
 import numpy as np
 
@@ -61,6 +70,39 @@ def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, flo
     return rows, sum(r[3] for r in rows), whole
 
 
+def twiddle_share(n: int, dtype, rounds: int = 15, inner: int = 100) -> list[float]:
+    """Seconds of aot.fft.fft(x, out=o) with the first 0, 1 and 2 passes' twiddles read from x."""
+    import aot.fft
+    from aot.fft import _exec
+    from codegen.fft.plan import HEADER_FIELDS
+
+    x, out = aligned_empty(n, dtype), aligned_empty(n, dtype)
+    x[:] = np.random.default_rng(0).standard_normal(n)
+    aot.fft.fft(x, out=out)
+    plan = _exec.get_plan(n, np.dtype(dtype))
+    header, planned = plan.header, plan.header.copy()
+    delta = x.ctypes.data - plan.twiddles.ctypes.data
+    assert delta % plan.twiddles.itemsize == 0, "the input and the table must be a whole number of items apart"
+    header.flags.writeable = True
+    times: list[list[float]] = [[], [], []]
+    try:
+        for _ in range(rounds):
+            for k in range(3):
+                header[:] = planned
+                for f in range(min(k, int(planned[1]))):
+                    header[2 + HEADER_FIELDS * f + 3] = delta // plan.twiddles.itemsize
+                aot.fft.fft(x, out=out)
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    aot.fft.fft(x, out=out)
+                times[k].append((time.perf_counter() - t0) / inner)
+    finally:
+        header[:] = planned
+        header.flags.writeable = False
+    np.testing.assert_allclose(aot.fft.fft(x), np.fft.fft(x), rtol=1e-4, atol=1e-3 * np.sqrt(n))
+    return [statistics.median(t) for t in times]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=SIZES, help="comma-separated DTYPE:N (c128 or c64)")
@@ -79,6 +121,21 @@ def main(argv=None) -> None:
         mb = n * np.dtype(dtype).itemsize / (1 << 20)
         print(f"| {name} {n} | {mb:.2f} | {detail} | {total * 1e6:.1f} us | {whole * 1e6:.1f} us | "
               f"{whole / total:.2f} |", flush=True)
+    print("\n| case | twiddles of the first passes (KB) | as planned | pass 1's from the input | passes 1-2's "
+          "| planned / pass 1's | planned / 1-2's |")
+    print("|---|---|---|---|---|---|---|")
+    for item in a.sizes.split(","):
+        name, n = item.split(":")
+        dtype, n = _DTYPES[name], int(n)
+        from aot.fft import _exec
+        from codegen.fft.plan import HEADER_FIELDS
+
+        h = _exec.get_plan(n, np.dtype(dtype)).header
+        kb = [(int(h[2 + HEADER_FIELDS * f]) - 1) * int(h[4 + HEADER_FIELDS * f]) * np.dtype(dtype).itemsize / 1024
+              for f in range(min(2, int(h[1])))]
+        t = twiddle_share(n, dtype)
+        print(f"| {name} {n} | {' + '.join(f'{v:.0f}' for v in kb)} | {t[0] * 1e6:.1f} us | {t[1] * 1e6:.1f} us | "
+              f"{t[2] * 1e6:.1f} us | {t[0] / t[1]:.2f} | {t[0] / t[2]:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
