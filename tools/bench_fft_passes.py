@@ -35,6 +35,13 @@ SIZES = "c128:13824,c128:16384,c128:18432,c128:20736,c128:24576,c128:27648,c64:2
 _DTYPES = {"c128": np.complex128, "c64": np.complex64}
 
 
+def _pass_rows(header: np.ndarray) -> np.ndarray:
+    """The plan header's per-pass rows (radix, l1, ido, tw_offset, cs_offset), as a view."""
+    from codegen.fft.plan import HEADER_FIELDS
+
+    return header[2: 2 + HEADER_FIELDS * int(header[1])].reshape(-1, HEADER_FIELDS)
+
+
 def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, float]:
     """([(radix, l1, ido, seconds)] per pass, their sum, the whole transform's seconds)."""
     import aot.fft
@@ -42,7 +49,6 @@ def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, flo
     from aot.fft._native import ffi
     from aot.fft._plans import DirectPlan
     from codegen.fft.names import FLAG_FORWARD, pass_entry_name
-    from codegen.fft.plan import HEADER_FIELDS
 
     precision = "f64" if np.dtype(dtype) == np.complex128 else "f32"
     k = _exec.kernels(precision)
@@ -54,8 +60,7 @@ def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, flo
     bufs = [aligned_empty(n, dtype), aligned_empty(n, dtype)]
     bufs[0][:] = np.random.default_rng(0).standard_normal(n)
     rows = []
-    for f in range(int(plan.header[1])):
-        ip, l1, ido = (int(plan.header[2 + HEADER_FIELDS * f + j]) for j in range(3))
+    for f, (ip, l1, ido, _, _) in enumerate(_pass_rows(plan.header).tolist()):
         src, dst = (ffi.cast("void *", b.ctypes.data) for b in (bufs[f % 2], bufs[(f + 1) % 2]))
         hi = l1 if l1 > 1 else ido
 
@@ -70,37 +75,38 @@ def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, flo
     return rows, sum(r[3] for r in rows), whole
 
 
-def twiddle_share(n: int, dtype, rounds: int = 15, inner: int = 100) -> list[float]:
-    """Seconds of aot.fft.fft(x, out=o) with the first 0, 1 and 2 passes' twiddles read from x."""
+def twiddle_share(n: int, dtype, rounds: int = 15, inner: int = 100) -> tuple[list[float], list[float]]:
+    """(KB of the first two passes' twiddle tables, seconds of aot.fft.fft(x, out=o) with the
+    first 0, 1 and 2 passes' twiddles read from x)."""
     import aot.fft
     from aot.fft import _exec
-    from codegen.fft.plan import HEADER_FIELDS
 
     x, out = aligned_empty(n, dtype), aligned_empty(n, dtype)
     x[:] = np.random.default_rng(0).standard_normal(n)
     aot.fft.fft(x, out=out)
     plan = _exec.get_plan(n, np.dtype(dtype))
-    header, planned = plan.header, plan.header.copy()
+    planned = plan.header.copy()
+    kb = [(ip - 1) * ido * np.dtype(dtype).itemsize / 1024 for ip, _, ido, _, _ in _pass_rows(planned)[:2].tolist()]
     delta = x.ctypes.data - plan.twiddles.ctypes.data
     assert delta % plan.twiddles.itemsize == 0, "the input and the table must be a whole number of items apart"
-    header.flags.writeable = True
+    plan.header.flags.writeable = True
+    rows = _pass_rows(plan.header)
     times: list[list[float]] = [[], [], []]
     try:
         for _ in range(rounds):
             for k in range(3):
-                header[:] = planned
-                for f in range(min(k, int(planned[1]))):
-                    header[2 + HEADER_FIELDS * f + 3] = delta // plan.twiddles.itemsize
+                plan.header[:] = planned
+                rows[:k, 3] = delta // plan.twiddles.itemsize
                 aot.fft.fft(x, out=out)
                 t0 = time.perf_counter()
                 for _ in range(inner):
                     aot.fft.fft(x, out=out)
                 times[k].append((time.perf_counter() - t0) / inner)
     finally:
-        header[:] = planned
-        header.flags.writeable = False
+        plan.header[:] = planned
+        plan.header.flags.writeable = False
     np.testing.assert_allclose(aot.fft.fft(x), np.fft.fft(x), rtol=1e-4, atol=1e-3 * np.sqrt(n))
-    return [statistics.median(t) for t in times]
+    return kb, [statistics.median(t) for t in times]
 
 
 def main(argv=None) -> None:
@@ -113,9 +119,8 @@ def main(argv=None) -> None:
     _exec.set_num_threads(1)
     print("| case | MB per array | passes (radix: us) | sum of passes | whole fft | whole / sum |")
     print("|---|---|---|---|---|---|")
-    for item in a.sizes.split(","):
-        name, n = item.split(":")
-        dtype, n = _DTYPES[name], int(n)
+    cases = [(name, _DTYPES[name], int(n)) for name, n in (item.split(":") for item in a.sizes.split(","))]
+    for name, dtype, n in cases:
         rows, total, whole = passes(n, dtype)
         detail = ", ".join(f"{ip}: {t * 1e6:.1f}" for ip, _, _, t in rows)
         mb = n * np.dtype(dtype).itemsize / (1 << 20)
@@ -124,16 +129,8 @@ def main(argv=None) -> None:
     print("\n| case | twiddles of the first passes (KB) | as planned | pass 1's from the input | passes 1-2's "
           "| planned / pass 1's | planned / 1-2's |")
     print("|---|---|---|---|---|---|---|")
-    for item in a.sizes.split(","):
-        name, n = item.split(":")
-        dtype, n = _DTYPES[name], int(n)
-        from aot.fft import _exec
-        from codegen.fft.plan import HEADER_FIELDS
-
-        h = _exec.get_plan(n, np.dtype(dtype)).header
-        kb = [(int(h[2 + HEADER_FIELDS * f]) - 1) * int(h[4 + HEADER_FIELDS * f]) * np.dtype(dtype).itemsize / 1024
-              for f in range(min(2, int(h[1])))]
-        t = twiddle_share(n, dtype)
+    for name, dtype, n in cases:
+        kb, t = twiddle_share(n, dtype)
         print(f"| {name} {n} | {' + '.join(f'{v:.0f}' for v in kb)} | {t[0] * 1e6:.1f} us | {t[1] * 1e6:.1f} us | "
               f"{t[2] * 1e6:.1f} us | {t[0] / t[1]:.2f} | {t[0] / t[2]:.2f} |", flush=True)
 

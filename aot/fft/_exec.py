@@ -8,7 +8,7 @@ kernels' native pool (codegen/fft/threads.py). Neither changes a result's bits.
 """
 from __future__ import annotations
 
-import _thread  # not threading (~0.5 ms of a warm start's import)
+import _thread  # not threading: a warm start imports nothing it does not use
 import functools
 import itertools
 import math

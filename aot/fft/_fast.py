@@ -17,7 +17,7 @@ drops them. Only exact types take this path: ndarray input, n/axis int or None, 
 """
 from __future__ import annotations
 
-import _thread  # not threading (~0.5 ms of a warm start's import)
+import _thread  # not threading: a warm start imports nothing it does not use
 import itertools
 import weakref
 

@@ -18,7 +18,7 @@ process-wide for the graph's object code (llvmlite). The eager path uses `loaded
 """
 from __future__ import annotations
 
-import _thread  # not threading (~0.5 ms of a warm start's import)
+import _thread  # not threading: a warm start imports nothing it does not use
 import functools
 import os
 import sys

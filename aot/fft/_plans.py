@@ -5,7 +5,7 @@ plan adds the chirp and the transformed convolution kernel for a fast length n2 
 """
 from __future__ import annotations
 
-import _thread  # not threading (~0.5 ms of a warm start's import)
+import _thread  # not threading: a warm start imports nothing it does not use
 from collections import OrderedDict
 
 import numpy as np
