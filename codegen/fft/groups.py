@@ -63,7 +63,7 @@ from .threads import (
     emit_shared,
 )
 
-_PASS_ARGS = [I64, I64, PTR, PTR, PTR, I64, I64]  # passes.py's signature; generic passes add (cs, ip)
+_PASS_ARGS = [I64, I64, PTR, PTR, PTR, I64, I64, I64]  # passes.py's signature; generic passes add (cs, ip)
 
 
 def emit_group(precision: str, vlen: int, group: tuple, triple: str = "", data_layout: str = "") -> L.Module:

@@ -142,7 +142,7 @@ class _Emitter:
             wa = b.gep(tw, [b.shl(tw_off, i64(1))], source_etype=self.ft)
             src_f = b.load(cur, typ=PTR)
             lay = self.v if lanes else self.w
-            args = (ido, l1, src_f, dst, wa, l1, ido)
+            args = (ido, l1, src_f, dst, wa, l1, ido, i64(0))
             if split_ok is None:
                 self._dispatch(b, ip, forward, lay, args, tw, cs_off)
             else:
@@ -230,17 +230,17 @@ class _Emitter:
                                        for c in range(HEADER_FIELDS))
         count = b.sub(hi, lo)
         over_k = b.icmp_signed(">", l1, i64(1))
-        # over k: cc + lo*ip*ido, ch + lo*ido; over i: all three pointers + lo
+        # over k: cc + lo*ip*ido, ch + lo*ido; over i: cc and ch + lo, the twiddles from i0 = lo
         cc_off = b.select(over_k, b.mul(lo, b.mul(ip, ido)), lo)
         ch_off = b.select(over_k, b.mul(lo, ido), lo)
-        wa_off = b.add(tw_off, b.select(over_k, i64(0), lo))
         kn = b.select(over_k, count, i64(1))
         inn = b.select(over_k, ido, count)
+        i0 = b.select(over_k, i64(0), lo)
 
         def at(base, off):
             return b.gep(base, [b.shl(off, i64(1))], source_etype=self.ft)
 
-        args = (ido, l1, at(src, cc_off), at(dst, ch_off), at(tw, wa_off), kn, inn)
+        args = (ido, l1, at(src, cc_off), at(dst, ch_off), at(tw, tw_off), kn, inn, i0)
         forward = b.icmp_signed("!=", b.and_(flags, L.Constant(I32, FLAG_FORWARD)), L.Constant(I32, 0))
         with b.if_else(forward) as (then, otherwise):
             with then:

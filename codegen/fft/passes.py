@@ -1,16 +1,17 @@
 """One Cooley-Tukey pass per radix, as LLVM functions (pocketfft's `cfftp::passN`).
 
-    void pass(i64 ido, i64 l1, ptr cc, ptr ch, ptr wa, i64 kn, i64 inn [, ptr cs, i64 ip])
+    void pass(i64 ido, i64 l1, ptr cc, ptr ch, ptr wa, i64 kn, i64 inn, i64 i0 [, ptr cs, i64 ip])
 
 reads CC(i, j, k) = cc[i + ido*(j + ip*k)], applies the radix-`ip` DFT over j, multiplies leg
-m >= 1 by the twiddle wa[(m-1)*ido + i] (its conjugate when forward) and writes
+m >= 1 by the twiddle w(m, i0 + i) of the pass's table `wa` (plan.py: a full table, or a
+two-level one when plan.two_level(ip, ido); its conjugate when forward) and writes
 CH(i, k, m) = ch[i + ido*(k + l1*m)]. Passes with ido == 1 need no twiddles and take a shorter
 loop; in the Wide layout that loop runs VLEN values of k at once. Wide passes handle any ido and
 kn: what is left after the VLEN-wide steps runs on narrower vectors, then scalars.
-The loops run k < kn and i < inn (the whole pass: kn = l1, inn = ido), so that threads can
-share one pass by offsetting the pointers. Radices without a codelet use `passg`, an O(ip^2)
-loop over the plan's table `cs` of
-ip-th roots of unity (plans send large primes to Bluestein instead).
+The loops run k < kn and i < inn (the whole pass: kn = l1, inn = ido, i0 = 0), so that threads can
+share one pass by offsetting cc and ch (by whole k, or by i0 values of i: the twiddles' index
+stays absolute). Radices without a codelet use `passg`, an O(ip^2) loop over the plan's table
+`cs` of ip-th roots of unity (plans send large primes to Bluestein instead).
 """
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from llvmlite import ir as L
 
 from ..llvm.builder import Builder
 from .codelets import FLAGS, CArith, dft
-from .layouts import I64, PTR, KPair, Layout, Wide, for_range, i64, no_vectorize_md
+from .layouts import I64, PTR, KPair, Layout, Split, Wide, for_range, i64, no_vectorize_md
 from .names import SPLIT, WIDE
 from .names import pass_name as _symbol
+from .plan import TWIDDLE_BLOCK, TWO_LEVEL_MIN_IDO
+
+_BLOCK_SHIFT = TWIDDLE_BLOCK.bit_length() - 1
 
 
 def pass_name(radix: int | str, forward: bool, layout: Layout, out: Layout | None = None) -> str:
@@ -28,7 +32,7 @@ def pass_name(radix: int | str, forward: bool, layout: Layout, out: Layout | Non
 
 
 def _new_function(mod: L.Module, name: str, extra: tuple = ()) -> tuple[L.Function, L.IRBuilder]:
-    fnty = L.FunctionType(L.VoidType(), [I64, I64, PTR, PTR, PTR, I64, I64, *extra])
+    fnty = L.FunctionType(L.VoidType(), [I64, I64, PTR, PTR, PTR, I64, I64, I64, *extra])
     fn = L.Function(mod, fnty, name=name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")  # keeps the plan interpreter small; a call per pass is cheap
@@ -42,9 +46,20 @@ def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Lay
     """The pass reading `layout` and writing `out` (default: the same). part: "both" branches on
     ido at run time, "twiddled" is only the ido > 1 loop, "over_k" only the ido == 1 one."""
     fn, b = _new_function(mod, pass_name(radix, forward, layout, out))
-    ido, l1, cc, ch, wa, kn, inn = fn.args
+    ido, l1, cc, ch, wa, kn, inn, i0 = fn.args
     sign = -1 if forward else 1
     md = no_vectorize_md(mod)
+    two_level = [False]  # which table the loop being emitted reads
+
+    def twiddle(lay, ca, m: int, i):
+        ii = b.add(i0, i)
+        if not two_level[0]:
+            return lay.load_twiddle(b, wa, b.add(b.mul(i64(m - 1), ido), ii))
+        fine = lay.load_twiddle(b, wa, b.add(i64((m - 1) * TWIDDLE_BLOCK), b.and_(ii, i64(TWIDDLE_BLOCK - 1))))
+        blocks = b.lshr(ido, i64(_BLOCK_SHIFT))
+        c = b.add(b.mul(i64(m - 1), blocks), b.lshr(ii, i64(_BLOCK_SHIFT)))
+        coarse = Layout.load_twiddle(lay, b, wa, b.add(i64((radix - 1) * TWIDDLE_BLOCK), c))  # splat
+        return ca.mul(fine, coarse)
 
     def butterfly(lay, dst, k, i, twiddled: bool):
         ca = CArith(b, lay.ty)
@@ -53,8 +68,7 @@ def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Lay
         ys = dft(ca, xs, sign)
         for m, y in enumerate(ys):
             if twiddled and m > 0:
-                w = lay.load_twiddle(b, wa, b.add(b.mul(i64(m - 1), ido), i))
-                y = ca.mul(y, w, conj=forward)
+                y = ca.mul(y, twiddle(lay, ca, m, i), conj=forward)
             dst.store(b, ch, b.add(i, b.mul(ido, b.add(k, b.mul(l1, i64(m))))), y)
 
     def butterfly_over_k(lay, dst, k):  # ido == 1: lay.step consecutive k at once
@@ -69,6 +83,10 @@ def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Lay
     def over_k():
         _tiered(b, tiers, kn, md, "k", butterfly_over_k)
 
+    def over_i(start, tiers_used):
+        with for_range(b, start, kn, name="k", loop_md=md) as k:
+            _tiered(b, tiers_used, inn, md, "i", lambda lay, dst, i: butterfly(lay, dst, k, i, twiddled=True))
+
     def twiddled():
         start = i64(0)
         if isinstance(layout, Wide) and (out is None or isinstance(out, Wide)):
@@ -79,8 +97,15 @@ def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Lay
             start = b.select(fits, b.and_(kn, i64(-2)), i64(0))
             with for_range(b, 0, start, 2, name="kp", loop_md=md) as k:
                 butterfly(pair, pair, k, i64(0), twiddled=True)
-        with for_range(b, start, kn, name="k", loop_md=md) as k:
-            _tiered(b, tiers, inn, md, "i", lambda lay, dst, i: butterfly(lay, dst, k, i, twiddled=True))
+        long_ido = b.and_(b.icmp_signed(">=", ido, i64(TWO_LEVEL_MIN_IDO)),
+                          b.icmp_signed("==", b.and_(ido, i64(TWIDDLE_BLOCK - 1)), i64(0)))
+        with b.if_else(long_ido) as (two, full):
+            with two:
+                two_level[0] = True
+                _two_level_loops(b, layout, tiers, i0, lambda used: over_i(start, used))
+                two_level[0] = False
+            with full:
+                over_i(start, tiers)
 
     if part == "both":
         with b.if_else(b.icmp_signed("==", ido, i64(1))) as (then, otherwise):
@@ -92,6 +117,23 @@ def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Lay
         over_k() if part == "over_k" else twiddled()
     b.ret_void()
     return fn
+
+
+def _two_level_loops(b: L.IRBuilder, layout: Layout, tiers: list[tuple], i0, loop) -> None:
+    """loop(tiers) for a two-level table: a vector's fine twiddles are one load when it starts at
+    a multiple of its width, so an i0 that is not a multiple of VLEN (a thread's range that
+    cuts a vector: module.py's pass entry allows any) takes scalars only. Split passes run
+    whole transforms (i0 == 0). Their ido is a multiple of TWIDDLE_BLOCK, so ranges end on whole
+    vectors but for odd pass-entry calls: VLEN-wide and scalar tiers suffice (less code)."""
+    if isinstance(layout, Split) or len(tiers) == 1:
+        loop(tiers)
+        return
+    aligned = b.icmp_signed("==", b.and_(i0, i64(layout.vlen - 1)), i64(0))
+    with b.if_else(aligned) as (vectors, scalars):
+        with vectors:
+            loop([tiers[0], tiers[-1]])
+        with scalars:
+            loop([tiers[-1]])
 
 
 def _tiered(b: L.IRBuilder, tiers: list[tuple], stop, md, name: str, body) -> None:
@@ -123,7 +165,7 @@ def emit_generic_pass(mod: L.Module, forward: bool, layout: Layout) -> L.Functio
     y_m = x_0 + sum_q cos(2 pi mq/p) t_q +- i sum_q sin(2 pi mq/p) u_q and y_{p-m} with -+ i;
     cos/sin come from the plan's table `cs` of exp(2 pi i m/p). O(p^2) per butterfly."""
     fn, b = _new_function(mod, pass_name("g", forward, layout), (PTR, I64))
-    ido, l1, cc, ch, wa, kn, inn, cs, ip = fn.args
+    ido, l1, cc, ch, wa, kn, inn, i0, cs, ip = fn.args  # plans keep full tables for these (plan.two_level)
     ca = CArith(b, layout.ty)
     sign = -1 if forward else 1
     slots = {name: b.alloca(layout.ty, name=name) for name in ("a_re", "a_im", "b_re", "b_im")}
@@ -148,7 +190,7 @@ def emit_generic_pass(mod: L.Module, forward: bool, layout: Layout) -> L.Functio
             has_tw = b.and_(b.icmp_signed(">", m, i64(0)), b.icmp_signed(">", ido, i64(1)))
             put(("a_re", "a_im"), y)
             with b.if_then(has_tw):
-                w = layout.load_twiddle(b, wa, b.add(b.mul(b.sub(m, i64(1)), ido), i))
+                w = layout.load_twiddle(b, wa, b.add(b.mul(b.sub(m, i64(1)), ido), b.add(i0, i)))
                 put(("a_re", "a_im"), ca.mul(y, w, conj=forward))
             layout.store(b, ch, b.add(i, b.mul(ido, b.add(k, b.mul(l1, m)))), get("a_re", "a_im"))
 

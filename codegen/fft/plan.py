@@ -7,7 +7,14 @@ from memory. `CPlan.header` is the int64 array the kernels read:
 
 Offsets count complex elements of `CPlan.twiddles` (interleaved re/im of the plan's precision).
 The twiddle of pass `f`, output leg `j` (1..radix-1) and inner index `i` (0..ido-1) is
-`exp(+2*pi*1j*j*l1*i/n)` at `tw_offset + (j-1)*ido + i`; forward kernels use its conjugate.
+w(j, i) = `exp(+2*pi*1j*j*l1*i/n)`; forward kernels use its conjugate. Most passes read it at
+`tw_offset + (j-1)*ido + i`. Passes with a long ido (`two_level(radix, ido)`) keep pocketfft's
+two-level table instead, with B = TWIDDLE_BLOCK: the fine part w(j, r) for r < B at
+`tw_offset + (j-1)*B + r`, then the coarse part w(j, c*B) at `tw_offset + (radix-1)*B +
+(j-1)*(ido/B) + c`, and the kernel multiplies w(j, i mod B) by w(j, (i div B)*B) (one rounding
+more, as numpy's pocketfft has in its own tables): pass 1's full table is (radix-1)/radix of n
+values, the two-level one about 2*sqrt of that, so a long transform's working set is its data
+(c128 27648 on one thread 15-20% faster: tools/bench_fft_passes.py).
 Radices without a hard-coded codelet also get `cs_offset`: `exp(+2*pi*1j*m/radix)`, m < radix.
 
 Twiddles are exact to the last bit of double: angles are reduced to |angle| <= pi/4 with integer
@@ -22,6 +29,8 @@ import numpy as np
 # radices with a generated codelet, in the order a factorisation extracts them
 CODELET_RADICES = (2, 3, 4, 5, 7, 8)
 HEADER_FIELDS = 5
+TWIDDLE_BLOCK = 64  # B of the two-level tables: a multiple of every VLEN, so a vector's fine part is one load
+TWO_LEVEL_MIN_IDO = 1024  # shorter passes' full tables are small enough (and stay in cache)
 _PI_LD = np.arctan(np.longdouble(1)) * 4  # long-double pi (np.pi is only a double)
 
 
@@ -169,14 +178,34 @@ class CPlan:
         return f"CPlan(n={self.n}, factors={self.factors})"
 
 
+def two_level(radix: int, ido: int) -> bool:
+    """Whether the pass (radix, ido) keeps a two-level twiddle table (the module docstring);
+    passes.py emits the same test on the header's ido."""
+    return radix in CODELET_RADICES and ido >= TWO_LEVEL_MIN_IDO and ido % TWIDDLE_BLOCK == 0
+
+
+def twiddle_count(radix: int, ido: int) -> int:
+    """Values in the twiddle table of the pass (radix, ido)."""
+    per_leg = TWIDDLE_BLOCK + ido // TWIDDLE_BLOCK if two_level(radix, ido) else ido
+    return (radix - 1) * per_leg
+
+
+def _twiddle_exponents(ip: int, l1: int, ido: int) -> np.ndarray:
+    """The table of the pass as exponents m of exp(2*pi*1j*m/n), in table order."""
+    j = np.arange(1, ip, dtype=np.int64)[:, None]
+    if not two_level(ip, ido):
+        return (j * l1 * np.arange(ido, dtype=np.int64)[None, :]).ravel()
+    fine = j * l1 * np.arange(TWIDDLE_BLOCK, dtype=np.int64)[None, :]
+    coarse = j * l1 * TWIDDLE_BLOCK * np.arange(ido // TWIDDLE_BLOCK, dtype=np.int64)[None, :]
+    return np.concatenate([fine.ravel(), coarse.ravel()])
+
+
 def _twiddle_table(n: int, factors: list[int]) -> tuple[np.ndarray, list[tuple[int, int, int, int, int]]]:
     chunks, rows, off, l1 = [], [], 0, 1
     for ip in factors:
         ido = n // (l1 * ip)
-        j = np.arange(1, ip, dtype=np.int64)[:, None]
-        i = np.arange(ido, dtype=np.int64)[None, :]
-        chunks.append((j * l1 * i).ravel())
-        tw_off, off = off, off + (ip - 1) * ido
+        chunks.append(_twiddle_exponents(ip, l1, ido))
+        tw_off, off = off, off + twiddle_count(ip, ido)
         cs_off = -1
         if ip not in CODELET_RADICES:
             chunks.append(np.arange(ip, dtype=np.int64) * (n // ip))

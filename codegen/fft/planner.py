@@ -57,7 +57,7 @@ from .names import (
     SCRATCH_PER_LANE,
     plan_names,
 )
-from .plan import CODELET_RADICES, HEADER_FIELDS
+from .plan import CODELET_RADICES, HEADER_FIELDS, TWIDDLE_BLOCK, TWO_LEVEL_MIN_IDO
 
 F64 = L.DoubleType()
 I1 = L.IntType(1)
@@ -357,11 +357,12 @@ class _Planner:
         n2 = b.select(blue, b.call(self.good, [b.sub(b.mul(n, i64(2)), i64(1))]), n)
         facts = v.entry.alloca(I64, size=MAX_FACTORS)
         nf = b.select(b.icmp_signed(">", n2, i64(1)), b.call(self.factorize, [n2, facts]), i64(0))
-        ntw = v.new(0)
+        ntw, l1 = v.new(0), v.new(1)
         with for_range(b, 0, nf, name="count") as f:
             ip = b.load(b.gep(facts, [f], source_etype=I64), typ=I64)
-            v.set(ntw, b.add(v.get(ntw), b.add(b.sub(n2, b.sdiv(n2, ip)), self._generic_extra(b, ip))))
-        # ntw over-counts (ip-1)*ido by n2 - n2/ip >= it; exact sizes are not needed
+            ido = b.sdiv(n2, b.mul(v.get(l1), ip))
+            v.set(ntw, b.add(v.get(ntw), b.add(self._twiddle_count(b, ip, ido), self._generic_extra(b, ip))))
+            v.set(l1, b.mul(v.get(l1), ip))
 
         def round64(x):
             return b.and_(b.add(x, i64(63)), i64(-64))
@@ -397,6 +398,37 @@ class _Planner:
             coded = b.or_(coded, b.icmp_signed("==", ip, i64(r)))
         return b.select(coded, i64(0), ip)
 
+    def _two_level(self, b, ip, ido):
+        """plan.two_level(ip, ido) as an i1."""
+        return b.and_(b.icmp_signed("==", self._generic_extra(b, ip), i64(0)),
+                      b.and_(b.icmp_signed(">=", ido, i64(TWO_LEVEL_MIN_IDO)),
+                             b.icmp_signed("==", b.srem(ido, i64(TWIDDLE_BLOCK)), i64(0))))
+
+    def _twiddle_count(self, b, ip, ido):
+        """plan.twiddle_count(ip, ido)."""
+        per_leg = b.select(self._two_level(b, ip, ido), b.add(i64(TWIDDLE_BLOCK), b.sdiv(ido, i64(TWIDDLE_BLOCK))), ido)
+        return b.mul(b.sub(ip, i64(1)), per_leg)
+
+    def _fill_pass(self, b, tab, shift, tw, tw_off, ip, l1, ido):
+        """The twiddle table of one pass at tw + tw_off, full or two-level as plan.py's
+        _twiddle_exponents lays it out; returns its length."""
+        legs = b.sub(ip, i64(1))
+        blocks = b.sdiv(ido, i64(TWIDDLE_BLOCK))
+
+        def fill(first, count, step):  # w(j, i*step) for i < count at first + (j-1)*count + i
+            with for_range(b, 1, ip, name="j") as j, for_range(b, 0, count, name="i") as i:
+                m = b.mul(b.mul(j, l1), b.mul(i, step))  # < ip * l1 * ido = n
+                re, im = self._root_from(b, tab, shift, m)
+                self._store_c(b, tw, b.add(first, b.add(b.mul(b.sub(j, i64(1)), count), i)), re, im)
+
+        with b.if_else(self._two_level(b, ip, ido)) as (two_level, full):
+            with two_level:
+                fill(tw_off, i64(TWIDDLE_BLOCK), i64(1))
+                fill(b.add(tw_off, b.mul(legs, i64(TWIDDLE_BLOCK))), blocks, i64(TWIDDLE_BLOCK))
+            with full:
+                fill(tw_off, ido, i64(1))
+        return self._twiddle_count(b, ip, ido)
+
     def _fill_direct(self) -> L.Function:
         """i1 fill(plan, facts, nf): header and twiddles of length n2 (false: out of memory)."""
         fn, b, v = _function(self.mod, "aot_fft_plan_fill", I1, [PTR, PTR, I64])
@@ -416,11 +448,7 @@ class _Planner:
             l1v = v.get(l1)
             ido = b.sdiv(n, b.mul(l1v, ip))
             tw_off = v.get(off)
-            with for_range(b, 1, ip, name="j") as j, for_range(b, 0, ido, name="i") as i:
-                m = b.mul(b.mul(j, l1v), i)  # < ip * l1 * ido = n
-                re, im = self._root_from(b, tab, shift, m)
-                self._store_c(b, tw, b.add(tw_off, b.add(b.mul(b.sub(j, i64(1)), ido), i)), re, im)
-            v.set(off, b.add(tw_off, b.mul(b.sub(ip, i64(1)), ido)))
+            v.set(off, b.add(tw_off, self._fill_pass(b, tab, shift, tw, tw_off, ip, l1v, ido)))
             cs_off = v.new(-1)
             with b.if_then(b.icmp_signed("!=", self._generic_extra(b, ip), i64(0))):
                 v.set(cs_off, v.get(off))

@@ -31,6 +31,7 @@ CASES = [  # (kind, input shape, dtype, kwargs): each above the one-thread limit
     ("rfft", (1 << 20,), np.float64, {}), ("fft", (1 << 19,), np.complex64, {"norm": "ortho"}),
     ("ifft", (1 << 20,), np.complex128, {}), ("fft", (1 << 15,), np.complex128, {}),  # ... and halves
     ("irfft", ((1 << 16) + 1,), np.complex64, {"norm": "forward"}),  # halves in place (a copy first)
+    ("fft", (3 * 11 * (1 << 12),), np.complex64, {}),  # passes shared; the first, two-level, over i
 ]
 
 
