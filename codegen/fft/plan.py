@@ -179,8 +179,9 @@ class CPlan:
 
 
 def two_level(radix: int, ido: int) -> bool:
-    """Whether the pass (radix, ido) keeps a two-level twiddle table (the module docstring);
-    passes.py emits the same test on the header's ido."""
+    """Whether the pass (radix, ido) keeps a two-level twiddle table (the module docstring); the
+    kernels test the same on the header's ido (passes.py: codelet passes only, as here; the native
+    planner's _two_level), from these constants."""
     return radix in CODELET_RADICES and ido >= TWO_LEVEL_MIN_IDO and ido % TWIDDLE_BLOCK == 0
 
 
