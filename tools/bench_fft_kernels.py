@@ -30,6 +30,7 @@ from benchlib import fmt_time, optional
 from aot.fft._exec import PLANS, run_direct
 from aot.fft._native import ffi, kernels
 from codegen.fft import FLAG_FORWARD
+from codegen.fft.plan import pass_rows
 
 log = logging.getLogger("bench_fft_kernels")
 pyfftw = optional("pyfftw")
@@ -121,7 +122,7 @@ def describe_plan(n: int, cdtype: np.dtype) -> str:
         return f"n={n}: bluestein"
     vl = kernels("f32" if cdtype == np.complex64 else "f64").vlen
     parts = []
-    for ip, l1, ido, _, _ in plan.header[2:].reshape(-1, 5).tolist():
+    for ip, l1, ido, _, _ in pass_rows(plan.header).tolist():
         full = ido % vl == 0 or (ido == 1 and l1 % vl == 0)
         parts.append(f"{ip}(ido={ido},l1={l1}{',full' if full else ''})")
     return f"n={n}: " + " ".join(parts)

@@ -36,13 +36,6 @@ SIZES = "c128:13824,c128:16384,c128:18432,c128:20736,c128:24576,c128:27648,c64:2
 _DTYPES = {"c128": np.complex128, "c64": np.complex64}
 
 
-def _pass_rows(header: np.ndarray) -> np.ndarray:
-    """The plan header's per-pass rows (radix, l1, ido, tw_offset, cs_offset), as a view."""
-    from codegen.fft.plan import HEADER_FIELDS
-
-    return header[2: 2 + HEADER_FIELDS * int(header[1])].reshape(-1, HEADER_FIELDS)
-
-
 def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, float]:
     """([(radix, l1, ido, seconds)] per pass, their sum, the whole transform's seconds)."""
     import aot.fft
@@ -50,6 +43,7 @@ def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, flo
     from aot.fft._native import ffi
     from aot.fft._plans import DirectPlan
     from codegen.fft.names import FLAG_FORWARD, pass_entry_name
+    from codegen.fft.plan import pass_rows
 
     precision = "f64" if np.dtype(dtype) == np.complex128 else "f32"
     k = _exec.kernels(precision)
@@ -61,7 +55,7 @@ def passes(n: int, dtype) -> tuple[list[tuple[int, int, int, float]], float, flo
     bufs = [aligned_empty(n, dtype), aligned_empty(n, dtype)]
     bufs[0][:] = np.random.default_rng(0).standard_normal(n)
     rows = []
-    for f, (ip, l1, ido, _, _) in enumerate(_pass_rows(plan.header).tolist()):
+    for f, (ip, l1, ido, _, _) in enumerate(pass_rows(plan.header).tolist()):
         src, dst = (ffi.cast("void *", b.ctypes.data) for b in (bufs[f % 2], bufs[(f + 1) % 2]))
         hi = l1 if l1 > 1 else ido
 
@@ -81,18 +75,18 @@ def twiddle_share(n: int, dtype, rounds: int = 15, inner: int = 100) -> tuple[li
     first 0, 1 and 2 passes' twiddles read from x)."""
     import aot.fft
     from aot.fft import _exec
-    from codegen.fft.plan import twiddle_count
+    from codegen.fft.plan import pass_rows, twiddle_count
 
     x, out = aligned_empty(n, dtype), aligned_empty(n, dtype)
     x[:] = np.random.default_rng(0).standard_normal(n)
     aot.fft.fft(x, out=out)
     plan = _exec.get_plan(n, np.dtype(dtype))
     planned = plan.header.copy()
-    kb = [twiddle_count(ip, ido) * np.dtype(dtype).itemsize / 1024 for ip, _, ido, _, _ in _pass_rows(planned)[:2].tolist()]
+    kb = [twiddle_count(ip, ido) * np.dtype(dtype).itemsize / 1024 for ip, _, ido, _, _ in pass_rows(planned)[:2].tolist()]
     delta = x.ctypes.data - plan.twiddles.ctypes.data
     assert delta % plan.twiddles.itemsize == 0, "the input and the table must be a whole number of items apart"
     plan.header.flags.writeable = True
-    rows = _pass_rows(plan.header)
+    rows = pass_rows(plan.header)
     times: list[list[float]] = [[], [], []]
     try:
         for _ in range(rounds):

@@ -11,7 +11,7 @@ from collections import OrderedDict
 import numpy as np
 
 from codegen.fft.names import FIELD_BLUE, FIELD_CHIRP, FIELD_HDR, FIELD_N2, FIELD_TW
-from codegen.fft.plan import HEADER_FIELDS, bluestein_chirp, good_size, make_cplan, use_bluestein
+from codegen.fft.plan import HEADER_FIELDS, bluestein_chirp, good_size, make_cplan, pass_rows, use_bluestein
 from ir.records import Record
 
 from ._native import ffi
@@ -26,8 +26,7 @@ class DirectPlan:
         self.n, self.cdtype = n, cdtype
         if n >= NATIVE_PLAN_MIN:
             self.header, self.twiddles, self._block = _native_plan(n, cdtype)
-            nf = int(self.header[1])
-            self.factors = [int(f) for f in self.header[2:].reshape(nf, HEADER_FIELDS)[:, 0]]
+            self.factors = [int(f) for f in pass_rows(self.header)[:, 0]]
         else:
             cp = make_cplan(n, cdtype)
             self.header, self.twiddles, self.factors = cp.header, cp.twiddles, cp.factors

@@ -27,6 +27,13 @@ from .plan import TWIDDLE_BLOCK, TWO_LEVEL_MIN_IDO
 _BLOCK_SHIFT = TWIDDLE_BLOCK.bit_length() - 1
 
 
+def long_ido(b: L.IRBuilder, ido) -> L.Value:
+    """plan.two_level's test of ido, as an i1 (a codelet pass's table is two-level when it holds;
+    the native planner adds the radix test)."""
+    return b.and_(b.icmp_signed(">=", ido, i64(TWO_LEVEL_MIN_IDO)),
+                  b.icmp_signed("==", b.and_(ido, i64(TWIDDLE_BLOCK - 1)), i64(0)))
+
+
 def pass_name(radix: int | str, forward: bool, layout: Layout, out: Layout | None = None) -> str:
     return _symbol(radix, forward, layout.name, None if out is None else out.name)
 
@@ -49,11 +56,10 @@ def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Lay
     ido, l1, cc, ch, wa, kn, inn, i0 = fn.args
     sign = -1 if forward else 1
     md = no_vectorize_md(mod)
-    two_level = [False]  # which table the loop being emitted reads
 
-    def twiddle(lay, ca, m: int, i):
+    def twiddle(lay, ca, m: int, i, two_level: bool):
         ii = b.add(i0, i)
-        if not two_level[0]:
+        if not two_level:
             return lay.load_twiddle(b, wa, b.add(b.mul(i64(m - 1), ido), ii))
         fine = lay.load_twiddle(b, wa, b.add(i64((m - 1) * TWIDDLE_BLOCK), b.and_(ii, i64(TWIDDLE_BLOCK - 1))))
         blocks = b.lshr(ido, i64(_BLOCK_SHIFT))
@@ -61,19 +67,19 @@ def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Lay
         coarse = Layout.load_twiddle(lay, b, wa, b.add(i64((radix - 1) * TWIDDLE_BLOCK), c))  # splat
         return ca.mul(fine, coarse)
 
-    def butterfly(lay, dst, k, i, twiddled: bool):
+    def butterfly(lay, dst, k, i, table: str | None):  # table: None (no twiddles), "full" or "two-level"
         ca = CArith(b, lay.ty)
         base_in = b.mul(k, i64(radix))
         xs = [lay.load(b, cc, b.add(i, b.mul(ido, b.add(base_in, i64(j))))) for j in range(radix)]
         ys = dft(ca, xs, sign)
         for m, y in enumerate(ys):
-            if twiddled and m > 0:
-                y = ca.mul(y, twiddle(lay, ca, m, i), conj=forward)
+            if table and m > 0:
+                y = ca.mul(y, twiddle(lay, ca, m, i, table == "two-level"), conj=forward)
             dst.store(b, ch, b.add(i, b.mul(ido, b.add(k, b.mul(l1, i64(m))))), y)
 
     def butterfly_over_k(lay, dst, k):  # ido == 1: lay.step consecutive k at once
         if lay.step == 1:
-            return butterfly(lay, dst, k, i64(0), twiddled=False)
+            return butterfly(lay, dst, k, i64(0), None)
         ys = dft(CArith(b, lay.ty), lay.load_strided(b, cc, b.mul(k, i64(radix)), radix), sign)
         for m, y in enumerate(ys):
             dst.store(b, ch, b.add(k, b.mul(l1, i64(m))), y)
@@ -83,9 +89,9 @@ def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Lay
     def over_k():
         _tiered(b, tiers, kn, md, "k", butterfly_over_k)
 
-    def over_i(start, tiers_used):
+    def over_i(start, tiers_used, table: str):
         with for_range(b, start, kn, name="k", loop_md=md) as k:
-            _tiered(b, tiers_used, inn, md, "i", lambda lay, dst, i: butterfly(lay, dst, k, i, twiddled=True))
+            _tiered(b, tiers_used, inn, md, "i", lambda lay, dst, i: butterfly(lay, dst, k, i, table))
 
     def twiddled():
         start = i64(0)
@@ -96,16 +102,12 @@ def emit_pass(mod: L.Module, radix: int, forward: bool, layout: Layout, out: Lay
             fits = b.and_(b.icmp_signed("==", ido, half), b.icmp_signed("==", inn, half))
             start = b.select(fits, b.and_(kn, i64(-2)), i64(0))
             with for_range(b, 0, start, 2, name="kp", loop_md=md) as k:
-                butterfly(pair, pair, k, i64(0), twiddled=True)
-        long_ido = b.and_(b.icmp_signed(">=", ido, i64(TWO_LEVEL_MIN_IDO)),
-                          b.icmp_signed("==", b.and_(ido, i64(TWIDDLE_BLOCK - 1)), i64(0)))
-        with b.if_else(long_ido) as (two, full):
+                butterfly(pair, pair, k, i64(0), "full")
+        with b.if_else(long_ido(b, ido)) as (two, full):
             with two:
-                two_level[0] = True
-                _two_level_loops(b, layout, tiers, i0, lambda used: over_i(start, used))
-                two_level[0] = False
+                _two_level_loops(b, layout, tiers, i0, lambda used: over_i(start, used, "two-level"))
             with full:
-                over_i(start, tiers)
+                over_i(start, tiers, "full")
 
     if part == "both":
         with b.if_else(b.icmp_signed("==", ido, i64(1))) as (then, otherwise):

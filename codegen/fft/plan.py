@@ -180,9 +180,13 @@ class CPlan:
 
 def two_level(radix: int, ido: int) -> bool:
     """Whether the pass (radix, ido) keeps a two-level twiddle table (the module docstring); the
-    kernels test the same on the header's ido (passes.py: codelet passes only, as here; the native
-    planner's _two_level), from these constants."""
+    kernels test the same on the header's ido (passes.long_ido: codelet passes only, as here)."""
     return radix in CODELET_RADICES and ido >= TWO_LEVEL_MIN_IDO and ido % TWIDDLE_BLOCK == 0
+
+
+def pass_rows(header: np.ndarray) -> np.ndarray:
+    """A plan header's per-pass rows (radix, l1, ido, tw_offset, cs_offset), as a view."""
+    return header[2: 2 + HEADER_FIELDS * int(header[1])].reshape(-1, HEADER_FIELDS)
 
 
 def twiddle_count(radix: int, ido: int) -> int:

@@ -57,7 +57,8 @@ from .names import (
     SCRATCH_PER_LANE,
     plan_names,
 )
-from .plan import CODELET_RADICES, HEADER_FIELDS, TWIDDLE_BLOCK, TWO_LEVEL_MIN_IDO
+from .passes import long_ido
+from .plan import CODELET_RADICES, HEADER_FIELDS, TWIDDLE_BLOCK
 
 F64 = L.DoubleType()
 I1 = L.IntType(1)
@@ -400,9 +401,7 @@ class _Planner:
 
     def _two_level(self, b, ip, ido):
         """plan.two_level(ip, ido) as an i1."""
-        return b.and_(b.icmp_signed("==", self._generic_extra(b, ip), i64(0)),
-                      b.and_(b.icmp_signed(">=", ido, i64(TWO_LEVEL_MIN_IDO)),
-                             b.icmp_signed("==", b.srem(ido, i64(TWIDDLE_BLOCK)), i64(0))))
+        return b.and_(b.icmp_signed("==", self._generic_extra(b, ip), i64(0)), long_ido(b, ido))
 
     def _twiddle_count(self, b, ip, ido):
         """plan.twiddle_count(ip, ido)."""

@@ -12,13 +12,13 @@ from aot.fft import _exec
 from aot.fft._native import ffi
 from aot.fft._plans import DirectPlan
 from codegen.fft.names import FLAG_FORWARD, pass_entry_name
-from codegen.fft.plan import HEADER_FIELDS, TWIDDLE_BLOCK, make_cplan, twiddle_count, two_level, unit_roots
+from codegen.fft.plan import TWIDDLE_BLOCK, make_cplan, pass_rows, twiddle_count, two_level, unit_roots
 
 B = TWIDDLE_BLOCK
 
 
 def _rows(header):
-    return header[2: 2 + HEADER_FIELDS * int(header[1])].reshape(-1, HEADER_FIELDS).tolist()
+    return pass_rows(header).tolist()
 
 
 @pytest.mark.parametrize("n", [27648, 3 * 11 * (1 << 12), 1 << 20])
