@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import os
 
-from ir.logger import INFO, LazyLogger, get_logger
+from ir.logger import INFO, PROGRESS, LazyLogger, get_logger  # noqa: F401 (PROGRESS: aot.logs.PROGRESS)
 
 ARTIFACTS = ("graph", "ir", "llvm", "asm", "ptx", "guards", "recompiles", "fusion", "cache", "fft", "progress")
-# codegen and runtime announce long work under this name too (a logger name, not an import of aot)
-PROGRESS = "aot.progress"
 # artifact loggers live under "aot." so that one handler on "aot" prints them all
 _handler = None  # a logging.Handler (logging is imported when an artifact is switched on)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 
-from ir.logger import INFO, get_logger
+from ir.logger import INFO, PROGRESS, get_logger
 
 llvm_log = get_logger("aot.llvm")
 
@@ -102,12 +102,12 @@ def compile_object(llmod, target=None, *, portable: bool = False) -> bytes:
 
 # LLVM's O3 and code generation take ~70-80 us per instruction of the unoptimised module (measured
 # on the examples: 7.4k -> 0.5 s, 12k -> 1.0 s, 21k -> 1.0 s on a 2-core EPYC): from here on the
-# first compile is a noticeable wait, which is announced (aot.logs.PROGRESS) before it starts
+# first compile is a noticeable wait, which is announced (ir.logger.PROGRESS) before it starts
 LARGE_MODULE_INSTRUCTIONS = 10_000
 
 
 def _announce_large(llmod) -> None:
-    progress = get_logger("aot.progress")
+    progress = get_logger(PROGRESS)
     if not progress.isEnabledFor(INFO):
         return
     if isinstance(llmod, str):  # LLVM IR text: its instructions are its indented lines

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import sys
 
+# aot.logs's "progress" artifact: any step that can take more than about a second announces itself
+# there (named here, the package every other imports, so that announcing needs no import of aot)
+PROGRESS = "aot.progress"
 INFO = 20  # logging.INFO, for isEnabledFor without the import
 DEBUG = 10
 WARNING = 30

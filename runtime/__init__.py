@@ -14,11 +14,10 @@ import numpy as np
 from . import blocks
 from .buffers import (
     ARRAY_LAYOUT,
-    ENTRY_TYPE,
     ArgPacker,
     ArgSpec,
     Signature,
-    function_at,
+    entry_function,
     readable_layout,
 )
 
@@ -104,7 +103,7 @@ class JitFunction:
         self.signature = signature
         self.address = address
         self.tuple_outputs = tuple_outputs
-        self._fn = function_at(ENTRY_TYPE, address)
+        self._fn = None  # the entry as a cffi function: made when the general path first needs it
         self._packer = ArgPacker(signature)
         self._keepalive = keepalive
         self._helpers = helpers  # codegen.trampolines.HELPERS: native argument checks (else in Python)
@@ -162,6 +161,8 @@ class JitFunction:
         env = p.check(args)
         outs = [blocks.empty(tuple(shape), dt) for shape, dt in zip(p.output_shapes(env), p.out_dtypes, strict=False)]
         data, meta = p.pack(list(args) + outs)
+        if self._fn is None:
+            self._fn = entry_function(self.address)
         rc = self._fn(data, meta)
         if rc:
             self._fail(rc)

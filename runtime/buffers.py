@@ -13,7 +13,6 @@ import math
 import operator
 import sys
 
-import _cffi_backend as _cffi  # the cffi runtime itself: cffi.FFI() would import pycparser (~30 ms)
 import numpy as np
 
 from ir.records import Record
@@ -21,19 +20,24 @@ from ir.records import Record
 from . import blocks
 from .numpy_api import numpy_api_table
 
-_I32 = _cffi.new_primitive_type("int32_t")
-_I64 = _cffi.new_primitive_type("int64_t")
-_INTPTR = _cffi.new_primitive_type("intptr_t")
-_I64_PTR = _cffi.new_pointer_type(_I64)
-_INTPTR_PTR = _cffi.new_pointer_type(_INTPTR)
-_I64_ARRAY = _cffi.new_array_type(_I64_PTR, None)
-# int32 entry(void **data, int64 *meta): data pointers are passed as integers
-ENTRY_TYPE = _cffi.new_function_type((_INTPTR_PTR, _I64_PTR), _I32, 0)
+
+@functools.cache
+def _cffi_types() -> tuple:
+    """(the cffi runtime, the entry's function type, int64_t[]), made on first use: a call that the
+    native trampoline takes never needs them, and `_cffi_backend` costs a warm start ~0.5 ms."""
+    import _cffi_backend as cffi  # the cffi runtime itself: cffi.FFI() would import pycparser (~30 ms)
+
+    i64_ptr = cffi.new_pointer_type(cffi.new_primitive_type("int64_t"))
+    intptr_ptr = cffi.new_pointer_type(cffi.new_primitive_type("intptr_t"))
+    # int32 entry(void **data, int64 *meta): data pointers are passed as integers
+    entry = cffi.new_function_type((intptr_ptr, i64_ptr), cffi.new_primitive_type("int32_t"), 0)
+    return cffi, entry, cffi.new_array_type(i64_ptr, None)
 
 
-def function_at(ctype, address: int):
-    """A callable cffi function pointer of type `ctype` (ENTRY_TYPE) at `address`."""
-    return _cffi.cast(ctype, address)
+def entry_function(address: int):
+    """A callable cffi function pointer to the entry (`int32 entry(void **data, int64 *meta)`) at `address`."""
+    cffi, entry, _ = _cffi_types()
+    return cffi.cast(entry, address)
 
 
 class _MethodDef(ctypes.Structure):  # CPython's PyMethodDef
@@ -70,7 +74,8 @@ PY_HEADER_SLOTS = {"py_long": c_api_address("PyLong_FromLong"), "save_thread": c
 
 
 def int64_array(values: list[int]):
-    return _cffi.newp(_I64_ARRAY, values)
+    cffi, _, array = _cffi_types()
+    return cffi.newp(array, values)
 
 
 # the names that size expressions in Python call: ir.size_render.python_source's (max, min, math),
@@ -221,7 +226,7 @@ class ArgPacker:
         n_in = self.n_in
         meta = int64_array(self.pack_meta_static() or [0])
         env = {"empty": blocks.empty, "fail": fail, "meta": meta, "ndarray": np.ndarray,
-               "call": function_at(ENTRY_TYPE, entry)}
+               "call": entry_function(entry)}
         lines = ["def fast(*A):", f"    if len(A) != {n_in}: return None"]
         for i, (s, size) in enumerate(zip(self.sig.inputs, self.itemsizes, strict=False)):
             env[f"sh{i}"], env[f"dt{i}"] = tuple(s.shape), np.dtype(s.dtype)

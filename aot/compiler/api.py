@@ -26,8 +26,6 @@ import numpy as np
 from ir.logger import get_logger
 
 from .._pytree import LeafSpec, TreeSpec, tree_flatten, tree_unflatten
-from ..dask import any_dask
-from ..logs import artifact_logger
 from . import warm_start
 from .backends import lookup_backend
 from .guards import build_guards, compile_guards, free_variable_guards, leaf_sources
@@ -38,11 +36,18 @@ from .in_flight import InFlight, check_flag
 # (warm_start.py) loads cached native code without them.
 
 log = get_logger(__name__)
-recompiles_log = artifact_logger("recompiles")
-guards_log = artifact_logger("guards")
+# AOT_LOGS's artifacts (aot/logs.py): `import aot` switched on the ones it names
+recompiles_log = get_logger("aot.recompiles")
+guards_log = get_logger("aot.guards")
 
 DEFAULT_CACHE_SIZE_LIMIT = 8
 _compiling = _thread._local()
+
+
+def _any_dask(leaves) -> bool:
+    from ..dask import any_dask  # (a process without dask has no dask arrays: no import)
+
+    return any_dask(leaves)
 
 
 def is_compiling() -> bool:
@@ -186,7 +191,7 @@ class CompiledFunction:
                         self._stats.native_calls += 1
                         return out
         leaves, spec = tree_flatten((args, kwargs)) if kwargs else tree_flatten(args)
-        if any_dask(leaves):  # dask arrays out, a native kernel per chunk (aot/dask)
+        if "dask" in sys.modules and _any_dask(leaves):  # dask arrays out, a native kernel per chunk
             from ..dask import call
 
             return call(self, args, kwargs)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import _thread
 import ast
+import functools
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +18,13 @@ import numpy as np
 
 from ir.records import Record
 
-_LEAF = re.compile(r"L\[(\d+)\]")
+
+@functools.cache
+def _leaf_pattern():
+    """L[i] in a guard's text (compiled when first needed: a warm start's guards need none)."""
+    import re
+
+    return re.compile(r"L\[(\d+)\]")
 
 
 class GuardSet:
@@ -71,11 +77,13 @@ class GuardSet:
 
 
 def _rename(text: str, names: list[str] | None) -> str:
-    text = re.sub(r"in \(DT_(\w+), DTS_\w+\)", r"== numpy.\1 (either byte order)", text)
+    while (i := text.find("in (DT_")) >= 0:  # _dtype_guard's "in (DT_x, DTS_x)" (no regex to
+        comma, end = text.find(",", i), text.find(")", i)  # compile on a warm start)
+        text = f"{text[:i]}== numpy.{text[i + 7:comma]} (either byte order){text[end + 1:]}"
     text = text.replace("DT_", "numpy.")
     if not names:
         return text
-    return _LEAF.sub(lambda m: names[int(m.group(1))], text)
+    return _leaf_pattern().sub(lambda m: names[int(m.group(1))], text)
 
 
 def _show_consts(text: str, consts: dict) -> str:
@@ -119,12 +127,10 @@ def _leaf_guards(i: int, leaf: Any, kind, dyn_dims: set[int]) -> tuple[list[str]
     return [f"L[{i}] is CONST{i}"], [], {}
 
 
-def _compile_check(name: str, texts: list[str], namespace: dict) -> tuple[str, Callable]:
-    """`name(L)`: all `texts` hold (False where one cannot be evaluated on these leaves)."""
-    source = f"def {name}(L):\n    try:\n        return (" + "\n            and ".join(texts or ["True"]) + ")\n" \
-             "    except (IndexError, AttributeError, TypeError):\n        return False\n"
-    exec(compile(source, "<aot guards>", "exec"), namespace)
-    return source, namespace[name]
+def _check_source(name: str, texts: list[str]) -> str:
+    """The source of `name(L)`: all `texts` hold (False where one cannot be evaluated on these leaves)."""
+    return f"def {name}(L):\n    try:\n        return (" + "\n            and ".join(texts or ["True"]) + ")\n" \
+           "    except (IndexError, AttributeError, TypeError):\n        return False\n"
 
 
 _DTYPE_NAMES = {np.dtype(t).str: f"DT_{np.dtype(t).name}" for t in
@@ -227,18 +233,20 @@ def compile_guards(spec: GuardSpec, env: dict | None = None) -> GuardSet:
     """The GuardSet of `spec`; `env` binds the names its extra guards read (function_env)."""
     namespace = {"ndarray": np.ndarray, "dtype": np.dtype, "math": math, **spec.consts, **spec.env, **(env or {})}
     namespace.update({name: np.dtype(code) for code, name in (*_DTYPE_NAMES.items(), *_SWAPPED_NAMES.items())})
-    source, check = _compile_check("check", spec.texts, namespace)
-    gs = GuardSet(spec.shown, check, source, spec.static_dims, ranks=spec.ranks)
+    source = _check_source("check", spec.texts)
+    more = _check_source("shape_check", spec.sizes) if spec.all_arrays else ""
+    if spec.extra:  # closure/global scalars: checked on the native fast path too
+        more += "def extra_check():\n    return (" + "\n            and ".join(spec.extra) + ")\n"
+    exec(compile(source + more, "<aot guards>", "exec"), namespace)  # one compile for all three
+    gs = GuardSet(spec.shown, namespace["check"], source, spec.static_dims, ranks=spec.ranks)
     gs._namespace = namespace
     gs.names = spec.names
     gs.spec = spec
     if spec.all_arrays:
-        gs.shape_check = _compile_check("shape_check", spec.sizes, namespace)[1]
+        gs.shape_check = namespace["shape_check"]
         # runtime's fast call tests the simple relations natively, the rest in place (no call)
         gs.shape_check.parts = ([(t, size_relations(t)) for t in spec.sizes], namespace)
-    if spec.extra:  # closure/global scalars: checked on the native fast path too
-        src = "def extra_check():\n    return (" + "\n            and ".join(spec.extra) + ")\n"
-        exec(compile(src, "<aot guards>", "exec"), namespace)
+    if spec.extra:
         gs.extra_check = namespace["extra_check"]
     return gs
 
@@ -254,6 +262,9 @@ def size_relations(text: str) -> list[tuple] | None:
     """A size guard as relations (op, a, b) between terms ("dim", leaf, k) (L[leaf].shape[k]) and
     ("int", n), op one of == <= < >= >; None when it is not such a comparison (`s % 2 == 0`,
     sums, ...): `L[1].shape[0] == L[0].shape[0]`, `2 <= L[0].shape[0]`, `L[0].shape == (3, 4)`."""
+    static = _static_shape(text)
+    if static is not None:  # _leaf_guards' form, read without a parse
+        return static
     try:
         with _AST_LOCK:
             node = ast.parse(text, mode="eval").body
@@ -270,6 +281,21 @@ def size_relations(text: str) -> list[tuple] | None:
             and dims is not None:
         return [("==", ("dim", leaf, k), ("int", n)) for k, n in enumerate(dims)]
     return None
+
+
+def _static_shape(text: str) -> list[tuple] | None:
+    """The relations of `L[i].shape == (n, ...)` with plain decimal sizes, else None."""
+    head, sep, dims = text.partition("].shape == (")
+    if not sep or not head.startswith("L[") or not head[2:].isdigit() or not dims.endswith(")"):
+        return None
+    parts = [p.strip() for p in dims[:-1].split(",")]
+    if len(parts) > 1 and parts[-1] == "":
+        parts.pop()  # (n,)
+    if parts == [""]:
+        parts = []  # ()
+    if not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    return [("==", ("dim", int(head[2:]), k), ("int", int(p))) for k, p in enumerate(parts)]
 
 
 def _size_term(node) -> tuple | None:
@@ -302,7 +328,7 @@ def _int_tuple(node) -> tuple | None:
 
 
 def _leaf_of(text: str, names: list[str] | None) -> int | None:
-    m = _LEAF.match(text)
+    m = _leaf_pattern().match(text)
     if m:
         return int(m.group(1))
     for i, n in enumerate(names or []):

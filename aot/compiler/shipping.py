@@ -227,7 +227,7 @@ def _runner(native: dict | None):
     _keep_on_disk(native["key"], obj)
     sig = Signature(tuple(ArgSpec(np.dtype(d), tuple(s), bool(c)) for d, s, c in native["inputs"]),
                     tuple(ArgSpec(np.dtype(d), tuple(s)) for d, s in native["outputs"]), native["symbol"])
-    fn = JitFunction(addr, sig, helpers=HELPERS).returning_tuples()
+    fn = JitFunction(addr, sig, tuple_outputs=True, helpers=HELPERS)
     fn.object_key, fn.fft_precisions = native["key"], native["fft"]
     return fn
 

@@ -143,9 +143,8 @@ def _load(record: dict, lib_bytes: bytes):
     pools.offer(lambda symbol: symbol_address(lib, symbol))  # (its pool, if its code runs threads)
     sig = Signature(tuple(ArgSpec(d, tuple(s), bool(c)) for d, s, c in record["inputs"]),
                     tuple(ArgSpec(d, tuple(s)) for d, s in record["outputs"]), record["entry"])
-    fn = JitFunction(symbol_address(lib, record["entry"]), sig, keepalive=lib,
-                     trampoline=symbol_address(lib, record["trampoline"]))
-    return fn.returning_tuples()
+    return JitFunction(symbol_address(lib, record["entry"]), sig, keepalive=lib, tuple_outputs=True,
+                       trampoline=symbol_address(lib, record["trampoline"]))
 
 
 # ---- recording ------------------------------------------------------------------------------

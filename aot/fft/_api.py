@@ -16,7 +16,6 @@ try:
 except ImportError:  # numpy < 2
     from numpy.core.multiarray import normalize_axis_index
 
-from . import _real
 from ._exec import c2c, new_array, run_planes
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -144,6 +143,8 @@ def _rfft(a, n, axis, norm, forward_sign: bool = True) -> np.ndarray:
         raise TypeError(f"rfft: input must be real, got {a.dtype}")
     axis = normalize_axis_index(axis, a.ndim)
     n = _check_n(a.shape[axis] if n is None else n)
+    from . import _real  # (real transforms only: a complex one's first call imports less)
+
     return _real.r2c(a, n, axis, _scale(norm, n, forward_sign), _real_dtype(a.dtype))
 
 
@@ -151,6 +152,8 @@ def _irfft(a, n, axis, norm) -> np.ndarray:
     axis = normalize_axis_index(axis, a.ndim)
     n = _check_n((a.shape[axis] - 1) * 2 if n is None else n)
     rdt = _real_dtype(a.dtype)
+    from . import _real
+
     return _real.c2r(a, n, axis, _scale(norm, n, False), rdt)
 
 

@@ -46,9 +46,7 @@ from codegen.fft.names import (
 )
 from codegen.fft.plan import CODELET_RADICES
 from ir.abi_slots import ARRAY_FIELDS
-from ir.logger import get_logger
-
-from ..logs import PROGRESS
+from ir.logger import PROGRESS, get_logger
 
 log = get_logger(__name__)
 

@@ -131,8 +131,12 @@ def _quarter_turns(m: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     up = 2 * r > n  # round to the nearest quarter turn
     q = np.where(up, q + 1, q)
     r = np.where(up, r - n, r)
-    ang = (_PI_LD / 2) * (r.astype(np.longdouble) / np.longdouble(n))
-    c, s = np.cos(ang), np.sin(ang)
+    # each |r| once (cos is even, sin odd, both exactly): 4m mod n repeats, so a table of all m < n
+    # evaluates n/8 angles when 8 divides n (long double's cos and sin were 0.3 ms of a first fft)
+    mag, inv = np.unique(np.abs(r), return_inverse=True)
+    ang = (_PI_LD / 2) * (mag.astype(np.longdouble) / np.longdouble(n))
+    c, s = np.cos(ang)[inv], np.sin(ang)[inv]
+    s = np.where(r < 0, -s, s)
     q &= 3
     cos = np.select([q == 0, q == 1, q == 2], [c, -s, -c], s)
     sin = np.select([q == 0, q == 1, q == 2], [s, c, -s], -c)

@@ -4,11 +4,13 @@ checked natively, outputs made natively, the other guards and error paths unchan
 from __future__ import annotations
 
 import sys
+from unittest import mock
 
 import numpy as np
 import pytest
 
 import aot
+from aot.compiler import guards
 from aot.compiler.guards import size_relations
 from runtime.buffers import ArgPacker, ArgSpec, Signature, _DimPlan
 
@@ -207,6 +209,19 @@ def test_size_relations_parse_only_simple_comparisons():
     for text in ("L[0].shape[0] % 2 == 0", "L[0].shape[0] != 3", "L[0].shape[0] + L[1].shape[0] <= 9",
                  "1 < L[0].shape[0] < 9", "isinstance(L[0], ndarray)"):
         assert size_relations(text) is None
+
+
+@pytest.mark.parametrize("text", ["L[0].shape == (1000,)", "L[3].shape == (3, 4, 5)", "L[0].shape == ()",
+                                  "L[0].shape == (x, 4)", "L[0].shape == (3, -4)", "L[0].shape == (3,,)",
+                                  "L[0].shape == (3, 4) or True", "L[x].shape == (3,)", "L[0].shape == (1_000,)"])
+def test_static_shape_text_read_as_parsed(text):
+    """The static shapes that _leaf_guards writes are read without a parse (a warm start): the same
+    relations as the parse gives, or None where the text is anything else."""
+    fast = guards._static_shape(text)
+    with mock.patch.object(guards, "_static_shape", lambda t: None):
+        parsed = size_relations(text)
+    assert fast is None or fast == parsed
+    assert (fast is not None) == (text in ("L[0].shape == (1000,)", "L[3].shape == (3, 4, 5)", "L[0].shape == ()"))
 
 
 def test_dim_plan_rows():

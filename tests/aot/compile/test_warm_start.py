@@ -51,7 +51,7 @@ x, y = np.linspace(0, 1, 257), np.linspace(1, 2, 257)
 expect = np.sin(x * helpers.FACTOR + helpers.OFFSET) * np.exp(-y) + helpers.FACTOR * y + SHIFT
 ok = bool(np.allclose(f(x, y), expect, rtol=1e-14, atol=0))
 heavy = sorted(m for m in ("llvmlite", "sympy", "codegen", "aot.compiler.capture", "aot.frontend",
-                          "aot.compiler.watchdog", "aot.futures", "threading")
+                          "aot.compiler.watchdog", "aot.futures", "threading", "_cffi_backend")
                if m in sys.modules and m not in before)
 info = f.cache_info()
 print(json.dumps({{"ok": ok, "warm": info["warm_starts"], "compiles": info["compiles"], "heavy": heavy}}))
@@ -108,7 +108,7 @@ def test_second_process_starts_warm_without_the_compiler(program):
     assert _summary(cold) == COLD and "llvmlite" in cold["heavy"]
     warm = program.run()
     assert _summary(warm) == WARM
-    assert warm["heavy"] == []  # no tracer, code generator, sympy, llvmlite, compile pool or threading
+    assert warm["heavy"] == []  # no tracer, code generator, sympy, llvmlite, compile pool, threading or cffi
 
 
 def test_callee_edited_in_another_module(program):
