@@ -6,7 +6,6 @@ printer emits the short form only when the parser would rebuild the same op from
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
@@ -65,8 +64,18 @@ class Namer:
                 from None
 
 
+def quoted(s: str) -> str:
+    """`s` as a string literal of the text form: json.dumps's output (importing json costs a first
+    compile ~1.5 ms, and op names, symbols and most strings are plain ASCII, which it leaves as is)."""
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return f'"{s}"'
+    import json
+
+    return json.dumps(s)
+
+
 def symbol_ref(name: str, sigil: str = "@") -> str:
-    return sigil + (name if _IDENT_RE.match(name) else json.dumps(name))
+    return sigil + (name if _IDENT_RE.match(name) else quoted(name))
 
 
 # --- types and attributes ------------------------------------------------------------------------
@@ -101,7 +110,7 @@ def print_attr(v: Any) -> str:
     if isinstance(v, complex):
         return f"complex({print_float(v.real)}, {print_float(v.imag)})"
     if isinstance(v, str):
-        return json.dumps(v)
+        return quoted(v)
     if isinstance(v, DType):
         return v.name
     if isinstance(v, (tuple, list)):
@@ -153,7 +162,7 @@ def print_attrs(attrs: dict[str, Any], op_name: str = "") -> str:
     items = []
     for k, v in attrs.items():
         try:
-            items.append(f"{k if _IDENT_RE.match(k) else json.dumps(k)} = {print_attr(v)}")
+            items.append(f"{k if _IDENT_RE.match(k) else quoted(k)} = {print_attr(v)}")
         except TypeError as e:
             raise TypeError(f"{op_name}: attribute {k!r}: {e}") from None
     return " {" + ", ".join(items) + "}"
@@ -190,7 +199,7 @@ def _is_short_terminator(op: Operation) -> bool:
 
 
 def _loc(op: Operation) -> str:
-    return f" loc({json.dumps(op.loc)})" if op.loc is not None else ""
+    return f" loc({quoted(op.loc)})" if op.loc is not None else ""
 
 
 def _print_op_lines(op: Operation, namer: Namer, indent: str, out: list[str], generic: bool) -> None:
@@ -209,7 +218,7 @@ def _print_op_lines(op: Operation, namer: Namer, indent: str, out: list[str], ge
         return
     rtypes = op.result_types
     rt = print_type(rtypes[0]) if len(rtypes) == 1 else f"({print_types(rtypes)})"
-    head = (f"{indent}{lhs}{json.dumps(op.name)}({operands}){print_attrs(op.attrs, op.name)} : "
+    head = (f"{indent}{lhs}{quoted(op.name)}({operands}){print_attrs(op.attrs, op.name)} : "
             f"({print_types([v.type for v in op.operands])}) -> {rt}")
     if not op.regions:
         out.append(head + _loc(op))
