@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import ir
 from ir.parser import ParseError, Parser, parse_module
-from ir.printer import print_attr, print_module, print_op
+from ir.printer import print_attr, print_module, print_op, quoted
 
 pytest.importorskip("aot.ops")
 
@@ -104,6 +104,17 @@ def test_every_registered_op_round_trips():
         parsed = parse_module(text)
         assert print_module(parsed, generic=generic) == text
         assert_same_module(m, parsed)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_quoted_strings_are_json(s):
+    """The printer writes string literals as json.dumps does (the parser reads them back as JSON),
+    plain ASCII without importing json."""
+    import json
+
+    assert quoted(s) == json.dumps(s)
+    assert quoted("mul") == '"mul"' and quoted('a"b\\c\n\u00e9') == json.dumps('a"b\\c\n\u00e9')
 
 
 def test_print_op_standalone():
