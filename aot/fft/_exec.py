@@ -35,7 +35,7 @@ from runtime import blocks
 
 from ._native import ffi
 from ._native import loaded as kernels  # the eager path's: passes load as plans need them
-from ._plans import BluesteinPlan, DirectPlan, PlanCache
+from ._plans import NATIVE_PLAN_MIN, BluesteinPlan, DirectPlan, PlanCache
 
 
 class _PlanCache(PlanCache):
@@ -180,6 +180,14 @@ def get_plan(n: int, cdtype: np.dtype):
     return PLANS.get(n, cdtype, run_direct)
 
 
+def part_plan(n: int, cdtype: np.dtype):
+    """The direct plan of a split's part (a half, four steps' columns or rows): the twiddles of
+    codegen/fft/plan.py at every length, as a compiled graph's split has them (graph_fft_split.py),
+    for the same bits. get_plan's long plans come from the native planner, whose two-level tables
+    differ from them in the last bit (c128 32768: 2309 of 4991 values)."""
+    return get_plan(n, cdtype) if n < NATIVE_PLAN_MIN else DirectPlan(n, cdtype, native=False)
+
+
 def _batch_dims(shape, axis, sstr, dstr):
     """(count, src stride, dst stride) of the batch dims, adjacent ones merged where possible."""
     merged: list[list[int]] = []
@@ -221,7 +229,7 @@ class _FourStep:
 
     def __init__(self, k, cdtype: np.dtype, m1: int, m2: int, square: bool):
         self.m1, self.m2, self.square = m1, m2, square
-        self.plans = (get_plan(m1, cdtype), get_plan(m2, cdtype))
+        self.plans = (part_plan(m1, cdtype), part_plan(m2, cdtype))
         a, b = four_step_tables(m1, m2, k.vlen)
         self.wa, self.wb = a.astype(cdtype), b.astype(k.real_dtype)
         self.work_values, self.region = four_step_scratch(m1, m2, square, k.vlen)
@@ -258,7 +266,7 @@ class _Halves:
 
     def __init__(self, k, cdtype: np.dtype, n: int):
         h = n // 2
-        self.plan = get_plan(h, cdtype)
+        self.plan = part_plan(h, cdtype)
         shift, lo, hi = halves_tables(n, k.vlen)
         self.lo, self.hi = lo.astype(cdtype), hi.astype(cdtype)
         self.region = halves_scratch(h, k.vlen)

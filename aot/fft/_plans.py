@@ -22,9 +22,9 @@ NATIVE_PLAN_MIN = 1 << 15  # from here on plans are built by the kernel module (
 class DirectPlan:
     kind = "direct"
 
-    def __init__(self, n: int, cdtype: np.dtype):
+    def __init__(self, n: int, cdtype: np.dtype, native: bool = True):
         self.n, self.cdtype = n, cdtype
-        if n >= NATIVE_PLAN_MIN:
+        if native and n >= NATIVE_PLAN_MIN:
             self.header, self.twiddles, self._block = _native_plan(n, cdtype)
             self.factors = [int(f) for f in pass_rows(self.header)[:, 0]]
         else:

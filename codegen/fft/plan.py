@@ -292,13 +292,14 @@ def four_step_tables(m1: int, m2: int, vlen: int) -> tuple[np.ndarray, np.ndarra
 # caches. From FOUR_STEP_MIN_BYTES: in four steps when the length has a split, square lengths from
 # FOUR_STEP_SQUARE_MIN_BYTES in place, the others with FOUR_STEP_TALL_M1 columns (doubled while the
 # rows are too long) through a work array. tools/bench_fft_four_step.py, radix passes / the split
-# on one and two threads: halves c64 2^16 0.93 / 1.59, c128 2^15 0.89 / 1.35 (at 1 MB, c128 2^16
-# and c64 2^17, they beat the tall split 1.25x / 1.43x on two threads but lost 11-13% on one,
-# which put c128 2^16 below 0.8 of pyfftw's one thread); four steps c128 2^17 1.30 / 1.57, 2^18
-# 1.11 / 1.19, 2^20 (square) 1.33 / 1.47, 2^21 0.93 / 1.32 (rows of 512 KB leave L2 eight at a
-# time), c64 2^18 1.20 / 1.09, 2^20 1.46 / 1.44. The square split 0.98 / 1.00 of the tall one at
-# c128 2^20, 1.07-1.30 elsewhere; halves lose to the tall split on two threads from 2 MB.
-HALVES_MIN_BYTES, HALVES_MAX_BYTES = 1 << 19, 1 << 20
+# on one and two threads: halves c64 2^16 0.93 / 1.59, c128 2^15 0.89 / 1.35; four steps c128
+# 2^17 1.30 / 1.57, 2^18 1.11 / 1.19, 2^20 (square) 1.33 / 1.47, 2^21 0.93 / 1.32 (rows of 512 KB
+# leave L2 eight at a time), c64 2^18 1.20 / 1.09, 2^20 1.46 / 1.44. The square split 0.98 / 1.00
+# of the tall one at c128 2^20, 1.07-1.30 elsewhere. At 1 MB (c128 2^16, c64 2^17) halves take
+# 0.79-0.88 of the tall split's time on two threads and 1.00-1.07 on one (the passes' two-level
+# twiddles made them faster; they had lost 11-13% on one thread before); from 2 MB they lose to
+# the tall split on two threads (c128 2^17: 1.08).
+HALVES_MIN_BYTES, HALVES_MAX_BYTES = 1 << 19, 2 << 20
 FOUR_STEP_MIN_BYTES, FOUR_STEP_SQUARE_MIN_BYTES = 1 << 20, 16 << 20
 FOUR_STEP_TALL_M1 = {8: 32, 16: 64}  # by the complex item size: c64, c128
 

@@ -10,12 +10,13 @@ import pytest
 import aot.fft as afft
 from aot.fft import _exec
 from codegen.fft.names import LANE_BLOCK
-from codegen.fft.plan import HALVES_MAX_BYTES, four_step_split, four_step_tables, unit_roots
+from codegen.fft.plan import FOUR_STEP_MIN_BYTES, four_step_split, four_step_tables, unit_roots
 
 from ._eager import data
 
 # (n, dtype): lengths with splits for any lane count up to 16 (the widest of any x86 host): tall
-# ones (a work array) from 1 MB, square ones (in place) from 16 MB, halves from 512 KB below 1 MB
+# ones (a work array) from 2 MB (from 1 MB on one core), square ones (in place) from 16 MB, halves
+# from 512 KB below 2 MB
 CASES = [(1 << 17, np.complex128), (3 << 16, np.complex128), (512 ** 2, np.complex64), (5 << 17, np.complex64),
          (1024 ** 2, np.complex128), (1536 ** 2, np.complex64), (1 << 15, np.complex128), (3 << 15, np.complex64),
          (256 ** 2, np.complex128)]
@@ -50,14 +51,15 @@ def test_splits_fit_the_lanes_and_the_limits():
 def _split_expected(n: int, dtype) -> bool:
     """Whether n has a split on this machine (halves need two cores)."""
     nbytes = n * np.dtype(dtype).itemsize
-    return nbytes >= HALVES_MAX_BYTES or _exec._machine_cores() > 1
+    return nbytes >= FOUR_STEP_MIN_BYTES or _exec._machine_cores() > 1
 
 
 def test_policy_halves_then_tall_then_square():
     assert _four_step(128 ** 2, np.complex128) is None  # 256 KB: the caches hold it
     for n, dtype in ((256 ** 2, np.complex64), (1 << 15, np.complex128)):  # 512 KB: halves
         assert isinstance(_four_step(n, dtype), _exec._Halves) == (_exec._machine_cores() > 1)
-    assert isinstance(_four_step(256 ** 2, np.complex128), _exec._FourStep)  # 1 MB: four steps
+    one_mb = _four_step(256 ** 2, np.complex128)  # 1 MB: halves, four steps on one core
+    assert isinstance(one_mb, _exec._Halves if _exec._machine_cores() > 1 else _exec._FourStep)
     tall, square = _four_step(1 << 17, np.complex128), _four_step(1024 ** 2, np.complex128)
     assert (tall.m1, tall.m2, tall.square) == (64, 2048, False)
     assert (square.m1, square.m2, square.square) == (1024, 1024, True)
@@ -111,13 +113,13 @@ def test_python_threads_share_a_plan():
 def test_one_core_machines_keep_radix_passes_or_four_steps(monkeypatch):
     plan = _exec.get_plan(256 ** 2, np.dtype(np.complex128))
     monkeypatch.setattr(_exec, "_machine_cores", lambda: 1)
-    before = plan.__dict__.pop("_four_step", None)
+    before = plan.__dict__.pop("_split", False)
     try:
         fs = _exec.split_of(plan, _exec.kernels("f64"))
         assert isinstance(fs, _exec._FourStep) and (fs.m1, fs.m2) == (64, 1024)
         x = data((256 ** 2,), np.complex128)
         _accurate(afft.fft(x), np.fft.fft(x), np.complex128)
     finally:  # this machine's split back
-        plan.__dict__.pop("_four_step", None)
-        if before is not None:
-            plan._four_step = before
+        plan.__dict__.pop("_split", None)
+        if before is not False:
+            plan._split = before
