@@ -168,14 +168,16 @@ def _malloc(fn, c_fn) -> None:
 
 def _free(fn, c_fn) -> None:
     """free(ctx, p, size): a 64-byte aligned block of min_bytes..max_bytes into an empty row,
-    evicting the oldest rows first while the cache would exceed max_bytes or has no empty row;
-    else libc's free."""
+    evicting the oldest rows first while the cache would exceed max_bytes, and while it has no
+    empty row the oldest of the rows no larger than this block (none: this block goes back to
+    libc; a loop making many results of 1-4 MB must not push out a large block each time); else
+    libc's free."""
     ctx, p, size = fn.args
     b = Builder(fn.append_basic_block("entry"))
     blk = _Block(b, ctx)
     zero, rows = L.Constant(I64, 0), L.Constant(I64, S.BLOCK_ROWS)
     C = S.BLOCK_CACHE
-    empty, oldest = alloca(b, I64, name="empty"), alloca(b, I64, name="oldest")
+    empty, oldest, smaller = (alloca(b, I64, name=n) for n in ("empty", "oldest", "smaller"))
     keep, plain = fn.append_basic_block("keep"), fn.append_basic_block("plain")
     addr = b.ptrtoint(p, I64)  # (a block numpy realloc'ed is not 64-byte aligned: not kept)
     kept = b.and_(b.and_(b.icmp_unsigned("!=", addr, zero), b.icmp_unsigned("==", b.and_(addr, L.Constant(I64, 63)), zero)),
@@ -186,26 +188,36 @@ def _free(fn, c_fn) -> None:
     b.call(c_fn["free"], [p])
     b.ret_void()
 
-    def scan():  # empty: an empty row (or -1); oldest: the occupied row of the smallest stamp (or -1)
-        b.store(L.Constant(I64, -1), empty)
-        b.store(L.Constant(I64, -1), oldest)
+    def older_of(best, r, eligible):  # row r if it is eligible and older than row `best` (or -1)
+        o = b.load(best, typ=I64)
+        o_stamp = blk.get(blk.row(b.select(b.icmp_signed("<", o, zero), zero, o), "stamp"))
+        older = b.or_(b.icmp_signed("<", o, zero), b.icmp_unsigned("<", blk.get(blk.row(r, "stamp")), o_stamp))
+        b.store(b.select(b.and_(eligible, older), r, o), best)
+
+    def scan():  # empty: an empty row; oldest: the oldest occupied row; smaller: the oldest of those
+        for slot in (empty, oldest, smaller):  # no larger than `size` (each -1: none)
+            b.store(L.Constant(I64, -1), slot)
         with for_range(b, zero, rows, name="r", unroll=False) as r:
             used = b.icmp_unsigned("!=", blk.get(blk.row(r, "ptr")), zero)
-            e, o = b.load(empty, typ=I64), b.load(oldest, typ=I64)
-            b.store(b.select(used, e, r), empty)
-            o_stamp = blk.get(blk.row(b.select(b.icmp_signed("<", o, zero), zero, o), "stamp"))
-            older = b.or_(b.icmp_signed("<", o, zero), b.icmp_unsigned("<", blk.get(blk.row(r, "stamp")), o_stamp))
-            b.store(b.select(b.and_(used, older), r, o), oldest)
+            b.store(b.select(used, b.load(empty, typ=I64), r), empty)
+            older_of(oldest, r, used)
+            older_of(smaller, r, b.and_(used, b.icmp_unsigned("<=", blk.get(blk.row(r, "size")), size)))
 
-    def short():  # no empty row, or no room for `size` more bytes
-        over = b.icmp_unsigned(">", b.add(blk.get(C.cached_bytes), size), blk.get(C.max_bytes))
-        return b.or_(over, b.icmp_signed("<", b.load(empty, typ=I64), zero))
+    def over():
+        return b.icmp_unsigned(">", b.add(blk.get(C.cached_bytes), size), blk.get(C.max_bytes))
+
+    def short():  # no room for `size` more bytes, or no empty row
+        return b.or_(over(), b.icmp_signed("<", b.load(empty, typ=I64), zero))
 
     b.position_at_end(keep)
     blk.lock(fn, plain)
     scan()
     with while_loop(b, short, name="evict"):  # (size <= max_bytes: it ends, at worst with every row empty)
-        o = b.load(oldest, typ=I64)
+        o = b.select(over(), b.load(oldest, typ=I64), b.load(smaller, typ=I64))
+        with b.if_then(b.icmp_signed("<", o, zero)):  # every row holds a larger block: keep them
+            blk.unlock()
+            b.call(c_fn["free"], [p])
+            b.ret_void()
         b.call(c_fn["free"], [blk.get(blk.row(o, "ptr"), PTR)])
         blk.take(o)
         scan()

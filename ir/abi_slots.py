@@ -153,7 +153,8 @@ POOL_DELEGATE, POOL_ENTRY = "aot_pool_delegate", "aot_pool_parallel_for"
 # stamp), then BLOCK_ROWS rows of BLOCK_ROW (`ptr` 0: an empty row).
 BLOCK_CACHE = Slots(("lock", "min_bytes", "max_bytes", "cached_bytes", "clock"))
 BLOCK_ROW = Slots(("ptr", "size", "stamp"))
-BLOCK_ROWS = 8
+BLOCK_ROWS = 16  # (8 while only blocks of 4 MB or more were kept: results of 1-4 MB, kept since,
+# must not push the large blocks out of a loop that also makes several of them)
 BLOCK_FUNCTIONS = ("malloc", "calloc", "realloc", "free", "trim")
 PY_DATA_MEM_SET_HANDLER = 304  # the slot of PyDataMem_SetHandler in numpy's C API table (numpy >= 1.22)
 

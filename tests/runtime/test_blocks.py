@@ -244,6 +244,35 @@ def test_native_functions_directly(empty_cache):
     trim(c)
 
 
+def test_full_rows_keep_the_larger_blocks(empty_cache):
+    """With every row taken, a freed block evicts the oldest block no larger than itself, and goes
+    back to libc when all are larger: a loop of many mid-size results keeps the large blocks."""
+    from runtime.jit import default_engine
+
+    addr = {n: default_engine().address(block_symbol(BLOCKS_MODULE, n)) for n in BLOCK_FUNCTIONS}
+    vp, sz = ctypes.c_void_p, ctypes.c_size_t
+    malloc = ctypes.CFUNCTYPE(vp, vp, sz)(addr["malloc"])
+    free = ctypes.CFUNCTYPE(None, vp, vp, sz)(addr["free"])
+    trim = ctypes.CFUNCTYPE(None, vp)(addr["trim"])
+    from ir.abi_slots import BLOCK_CACHE, BLOCK_ROW
+
+    ctx = (ctypes.c_int64 * (len(BLOCK_CACHE) + BLOCK_ROWS * len(BLOCK_ROW)))()
+    ctx[BLOCK_CACHE.min_bytes], ctx[BLOCK_CACHE.max_bytes] = 1000, 10 ** 9
+    c = ctypes.addressof(ctx)
+    big = [malloc(c, 5000) for _ in range(BLOCK_ROWS)]
+    for q in big:
+        free(c, q, 5000)
+    assert ctx[BLOCK_CACHE.cached_bytes] == 5000 * BLOCK_ROWS
+    free(c, malloc(c, 2000), 2000)  # every row holds a larger block: this one goes to libc
+    assert ctx[BLOCK_CACHE.cached_bytes] == 5000 * BLOCK_ROWS
+    p6 = malloc(c, 6000)
+    free(c, p6, 6000)  # the oldest 5000 goes
+    assert ctx[BLOCK_CACHE.cached_bytes] == 5000 * (BLOCK_ROWS - 1) + 6000
+    assert malloc(c, 6000) == p6 and malloc(c, 5000) in big[1:]
+    trim(c)
+    assert ctx[BLOCK_CACHE.cached_bytes] == 0 and ctx[BLOCK_CACHE.lock] == 0
+
+
 _CHILD = textwrap.dedent("""
     import json, sys
     import numpy as np
