@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import aot
-from ir.abi_slots import BLOCK_FUNCTIONS, BLOCK_ROWS, BLOCKS_MODULE, block_symbol
+from ir.abi_slots import BLOCK_CACHE, BLOCK_FUNCTIONS, BLOCK_ROW, BLOCK_ROWS, BLOCKS_MODULE, block_symbol
 from runtime import blocks
 
 try:
@@ -200,21 +200,22 @@ def test_general_fft_path_outputs(empty_cache):
     np.testing.assert_allclose(r, x.real, rtol=1e-12, atol=1e-12)
 
 
-def test_native_functions_directly(empty_cache):
-    """malloc / free / trim of the emitted functions on a block of our own (the process's cache is
-    untouched): best fit within a quarter, the byte bound, eviction of the oldest."""
+def _own_cache(min_bytes: int, max_bytes: int):
+    """(ctx, its address, malloc, free, trim): the emitted functions over a cache block of our own."""
     from runtime.jit import default_engine
 
     addr = {n: default_engine().address(block_symbol(BLOCKS_MODULE, n)) for n in BLOCK_FUNCTIONS}
     vp, sz = ctypes.c_void_p, ctypes.c_size_t
-    malloc = ctypes.CFUNCTYPE(vp, vp, sz)(addr["malloc"])
-    free = ctypes.CFUNCTYPE(None, vp, vp, sz)(addr["free"])
-    trim = ctypes.CFUNCTYPE(None, vp)(addr["trim"])
-    from ir.abi_slots import BLOCK_CACHE, BLOCK_ROW
-
     ctx = (ctypes.c_int64 * (len(BLOCK_CACHE) + BLOCK_ROWS * len(BLOCK_ROW)))()
-    ctx[BLOCK_CACHE.min_bytes], ctx[BLOCK_CACHE.max_bytes] = 1000, 10_000
-    c = ctypes.addressof(ctx)
+    ctx[BLOCK_CACHE.min_bytes], ctx[BLOCK_CACHE.max_bytes] = min_bytes, max_bytes
+    return (ctx, ctypes.addressof(ctx), ctypes.CFUNCTYPE(vp, vp, sz)(addr["malloc"]),
+            ctypes.CFUNCTYPE(None, vp, vp, sz)(addr["free"]), ctypes.CFUNCTYPE(None, vp)(addr["trim"]))
+
+
+def test_native_functions_directly(empty_cache):
+    """malloc / free / trim of the emitted functions on a block of our own (the process's cache is
+    untouched): best fit within a quarter, the byte bound, eviction of the oldest."""
+    ctx, c, malloc, free, trim = _own_cache(1000, 10_000)
     p1, p2 = malloc(c, 4000), malloc(c, 5000)
     free(c, p1, 4000)
     free(c, p2, 5000)
@@ -247,18 +248,7 @@ def test_native_functions_directly(empty_cache):
 def test_full_rows_keep_the_larger_blocks(empty_cache):
     """With every row taken, a freed block evicts the oldest block no larger than itself, and goes
     back to libc when all are larger: a loop of many mid-size results keeps the large blocks."""
-    from runtime.jit import default_engine
-
-    addr = {n: default_engine().address(block_symbol(BLOCKS_MODULE, n)) for n in BLOCK_FUNCTIONS}
-    vp, sz = ctypes.c_void_p, ctypes.c_size_t
-    malloc = ctypes.CFUNCTYPE(vp, vp, sz)(addr["malloc"])
-    free = ctypes.CFUNCTYPE(None, vp, vp, sz)(addr["free"])
-    trim = ctypes.CFUNCTYPE(None, vp)(addr["trim"])
-    from ir.abi_slots import BLOCK_CACHE, BLOCK_ROW
-
-    ctx = (ctypes.c_int64 * (len(BLOCK_CACHE) + BLOCK_ROWS * len(BLOCK_ROW)))()
-    ctx[BLOCK_CACHE.min_bytes], ctx[BLOCK_CACHE.max_bytes] = 1000, 10 ** 9
-    c = ctypes.addressof(ctx)
+    ctx, c, malloc, free, trim = _own_cache(1000, 10 ** 9)
     big = [malloc(c, 5000) for _ in range(BLOCK_ROWS)]
     for q in big:
         free(c, q, 5000)
