@@ -213,7 +213,7 @@ def test_scratch_too_big_to_keep(monkeypatch):
 
 
 @pytest.mark.parametrize("n, dtype", [(1 << 15, np.complex128), (1 << 16, np.complex64), (1 << 16, np.complex128),
-                                      (3 << 16, np.complex128)])
+                                      (3 << 16, np.complex128), (1 << 21, np.complex128)])  # (rows of 2^15)
 @pytest.mark.parametrize("norm", [None, "ortho"])
 def test_long_rows_split_as_eager(n, dtype, norm):
     """One long transform of a compiled graph runs the eager path's split (halves or four steps,
