@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import _thread
 import ast
-import functools
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -18,13 +18,7 @@ import numpy as np
 
 from ir.records import Record
 
-
-@functools.cache
-def _leaf_pattern():
-    """L[i] in a guard's text (compiled when first needed: a warm start's guards need none)."""
-    import re
-
-    return re.compile(r"L\[(\d+)\]")
+_LEAF = r"L\[(\d+)\]"  # L[i] in a guard's text (compiled by re when first used: a warm start's guards need none)
 
 
 class GuardSet:
@@ -83,7 +77,7 @@ def _rename(text: str, names: list[str] | None) -> str:
     text = text.replace("DT_", "numpy.")
     if not names:
         return text
-    return _leaf_pattern().sub(lambda m: names[int(m.group(1))], text)
+    return re.sub(_LEAF, lambda m: names[int(m.group(1))], text)
 
 
 def _show_consts(text: str, consts: dict) -> str:
@@ -328,7 +322,7 @@ def _int_tuple(node) -> tuple | None:
 
 
 def _leaf_of(text: str, names: list[str] | None) -> int | None:
-    m = _leaf_pattern().match(text)
+    m = re.match(_LEAF, text)
     if m:
         return int(m.group(1))
     for i, n in enumerate(names or []):
