@@ -65,10 +65,15 @@ class Program:
         raises = f" raises {self.expect_error.__name__}" if self.expect_error else ""
         return f"Program(seed={self.seed}, ({ins}) -> {list(self.steps)} outputs {list(self.outputs)}{raises})"
 
-    def __call__(self, *inputs):
+    def __call__(self, *inputs, arrays: bool = False):
+        """The program on `inputs`; `arrays`: every value a 0-d array where numpy would make a
+        scalar (the reference: numpy's scalars compare complex values without the ufuncs' nan
+        checks, so (inf+nanj) > 0 is True for a scalar and False for an array; aot computes 0-d
+        values as arrays)."""
         pool = list(inputs)
         for step in self.steps:
-            pool.append(apply(step, pool))
+            out = apply(step, pool)
+            pool.append(np.asarray(out) if arrays else out)
         return tuple(pool[i] for i in self.outputs)
 
 
@@ -232,7 +237,7 @@ def generate(seed: int, max_steps: int = 6) -> Program:
             steps.append(step)
             error = type(e)  # the program ends in numpy's error; maybe its value stays dead
             break
-        if out.dtype not in SUPPORTED:
+        if out.dtype not in SUPPORTED or _ill_conditioned(step, pool, len(inputs), out):
             continue
         steps.append(step)
         cancel.append(_cancellation(step, pool, cancel))
@@ -250,6 +255,49 @@ def generate(seed: int, max_steps: int = 6) -> Program:
         outputs = (computed[-1], *extra)
     return Program(seed, tuple(inputs), tuple(steps), outputs, error, tuple(layouts),
                    tuple(cancel[i] for i in outputs))
+
+
+def _ill_conditioned(step: tuple, pool: list, n_inputs: int, out: np.ndarray) -> bool:
+    """Whether a last-bit difference in the values the step reads may change its result entirely:
+    a valid implementation (FMA contraction where numpy's loop for that memory layout has none)
+    would then disagree with numpy by more than any tolerance.
+
+    - argmax/argmin of computed inexact values with a (near) tie for the extreme: the index
+      follows the rounding (numpy's contiguous complex multiply fuses an FMA, its strided loop
+      does not, so x * x[::-1] ties exactly in numpy and not in aot);
+    - a complex power exp(e log(b)) whose |e| |log b| times the precision's epsilon exceeds a
+      tenth of the comparison's tolerance: the angle of the result is that uncertain (beyond
+      2^52 the sign of an infinite part is rounding noise)."""
+    kind, name = step[0], step[1]
+    if kind == "reduce" and name in ("argmax", "argmin"):
+        return step[2] >= n_inputs and _near_tie(np.asarray(pool[step[2]]), step[3], name)
+    if name == "power" and kind in ("binary", "scalar"):
+        base = np.asarray(pool[step[2]])
+        expo = np.asarray(pool[step[3]]) if kind == "binary" else np.asarray(step[3])
+        if step[0] == "scalar" and step[4]:
+            base, expo = expo, base
+        if out.dtype.kind != "c":
+            return False
+        with np.errstate(all="ignore"):
+            spread = np.abs(expo.astype(np.complex128)) * np.abs(np.log(base.astype(np.complex128)))
+        noisy = np.isfinite(spread) & (spread * np.finfo(out.dtype).eps > RTOL[out.dtype.name] / 10)
+        return bool(np.any(noisy))  # (infinite bases and exponents: C99's special values, exact)
+    return False
+
+
+def _near_tie(x: np.ndarray, axis, name: str) -> bool:
+    """Whether an extreme of x along `axis` (None: all) has another element within rounding of it
+    (complex: of its real part, which orders first)."""
+    if x.dtype.kind not in "fc" or x.size < 2 or x.ndim == 0:
+        return False
+    v = x.reshape(-1) if axis is None else np.moveaxis(x, axis, -1)
+    key = v.real.astype(np.float64)
+    key = np.where(np.isfinite(key), key, np.nan)  # nan and inf extremes are exact: the finite ones
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # lanes without a finite value
+        ext = np.nanmax(key, axis=-1, keepdims=True) if name == "argmax" else np.nanmin(key, axis=-1, keepdims=True)
+    close = np.abs(key - ext) <= 1e-6 * (np.abs(ext) + 1e-300)  # wider than any step's rounding
+    return bool(np.any(close.sum(axis=-1) > 1))
 
 
 SUMMING = ("sum", "mean", "var", "std")  # their order of additions is the implementation's

@@ -33,16 +33,17 @@ class Report:
             self.max_compile_s, self.slowest = other.max_compile_s, other.slowest
 
 
-def _batch_fn(progs: list[Program], copy: bool = False):
+def _batch_fn(progs: list[Program], copy: bool = False, zero_d_arrays: bool = False):
     """One function running `progs`; `copy`: outputs are copies (a library returns only arrays it
-    computes, never an input itself)."""
+    computes, never an input itself); `zero_d_arrays`: numpy's reference, 0-d values kept as arrays
+    (Program.__call__)."""
     bounds, lo = [], 0
     for p in progs:
         bounds.append((lo, lo + len(p.inputs)))
         lo += len(p.inputs)
 
     def batch(*arrays):  # a flat tuple of outputs: what a library returns too
-        outs = tuple(v for p, (a, b) in zip(progs, bounds) for v in p(*arrays[a:b]))
+        outs = tuple(v for p, (a, b) in zip(progs, bounds) for v in p(*arrays[a:b], arrays=zero_d_arrays))
         return tuple(np.copy(v) for v in outs) if copy else outs
 
     return batch
@@ -79,7 +80,7 @@ def check(progs: list[Program], library: bool = False, tmp: str | None = None) -
     if expect_error is not None:
         report.failures.append(f"{progs!r}: returned where numpy raises {expect_error.__name__}")
         return report
-    want = reference(fn, *inputs)
+    want = reference(_batch_fn(progs, zero_d_arrays=True), *inputs)
     got = got if isinstance(got, tuple) else (got,)
     pos = 0
     for p in progs:
