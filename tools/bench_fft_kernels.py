@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchlib import fmt_time, optional
 
-from aot.fft._exec import PLANS, run_direct
+from aot.fft._exec import PLANS
 from aot.fft._native import ffi, kernels
 from codegen.fft import FLAG_FORWARD
 from codegen.fft.plan import pass_rows
@@ -75,7 +75,7 @@ def aot_batch(n: int, cdtype: np.dtype):
     """batch(r): r forward transforms of one array by one kernel call (the kernel loops).
     Arrays and scratch are 64-byte aligned: cache-line-split stores into a misaligned scratch
     cost up to 40% (c128, n = 1024)."""
-    plan = PLANS.get(n, cdtype, run_direct)
+    plan = PLANS.get(n, cdtype)
     if plan.kind != "direct":
         raise ValueError(f"n={n}: Bluestein plans have no single kernel call")
     k = kernels("f32" if cdtype == np.complex64 else "f64")
@@ -117,7 +117,7 @@ def measure(n: int, cdtype: np.dtype, batches: int, fftw: bool) -> dict:
 
 def describe_plan(n: int, cdtype: np.dtype) -> str:
     """The plan's passes as radix(ido, l1); "full" where whole VLEN-wide steps cover the pass."""
-    plan = PLANS.get(n, cdtype, run_direct)
+    plan = PLANS.get(n, cdtype)
     if plan.kind != "direct":
         return f"n={n}: bluestein"
     vl = kernels("f32" if cdtype == np.complex64 else "f64").vlen

@@ -35,7 +35,7 @@ from runtime import blocks
 
 from ._native import ffi
 from ._native import loaded as kernels  # the eager path's: passes load as plans need them
-from ._plans import NATIVE_PLAN_MIN, BluesteinPlan, DirectPlan, PlanCache
+from ._plans import BluesteinPlan, DirectPlan, PlanCache
 
 
 class _PlanCache(PlanCache):
@@ -177,15 +177,7 @@ def _ptr(a: np.ndarray, k):
 
 
 def get_plan(n: int, cdtype: np.dtype):
-    return PLANS.get(n, cdtype, run_direct)
-
-
-def part_plan(n: int, cdtype: np.dtype):
-    """The direct plan of a split's part (a half, four steps' columns or rows): the twiddles of
-    codegen/fft/plan.py at every length, as a compiled graph's split has them (graph_fft_split.py),
-    for the same bits. get_plan's long plans come from the native planner, whose two-level tables
-    differ from them in the last bit (c128 32768: 2309 of 4991 values)."""
-    return get_plan(n, cdtype) if n < NATIVE_PLAN_MIN else DirectPlan(n, cdtype, native=False)
+    return PLANS.get(n, cdtype)
 
 
 def _batch_dims(shape, axis, sstr, dstr):
@@ -229,7 +221,7 @@ class _FourStep:
 
     def __init__(self, k, cdtype: np.dtype, m1: int, m2: int, square: bool):
         self.m1, self.m2, self.square = m1, m2, square
-        self.plans = (part_plan(m1, cdtype), part_plan(m2, cdtype))
+        self.plans = (get_plan(m1, cdtype), get_plan(m2, cdtype))
         a, b = four_step_tables(m1, m2, k.vlen)
         self.wa, self.wb = a.astype(cdtype), b.astype(k.real_dtype)
         self.work_values, self.region = four_step_scratch(m1, m2, square, k.vlen)
@@ -266,7 +258,7 @@ class _Halves:
 
     def __init__(self, k, cdtype: np.dtype, n: int):
         h = n // 2
-        self.plan = part_plan(h, cdtype)
+        self.plan = get_plan(h, cdtype)
         shift, lo, hi = halves_tables(n, k.vlen)
         self.lo, self.hi = lo.astype(cdtype), hi.astype(cdtype)
         self.region = halves_scratch(h, k.vlen)
@@ -463,10 +455,13 @@ def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward
     x = _moveaxis(src, axis, -1)
     n, n2 = plan.n, plan.n2
     work = np.zeros(x.shape[:-1] + (n2,), plan.cdtype)
-    if forward:
-        np.multiply(x, plan.chirp_conj, out=work[..., :n])
-    else:  # backward = conj(forward(conj(x)))
-        np.multiply(np.conj(x), plan.chirp_conj, out=work[..., :n])
+    head = work[..., :n]
+    # copied first, so that each product is numpy's contiguous loop whatever x's strides: it fuses
+    # an FMA where the CPU has one (its strided loop does not), as a compiled graph's does
+    np.copyto(head, x)
+    if not forward:  # backward = conj(forward(conj(x)))
+        np.conjugate(head, out=head)
+    head *= plan.chirp_conj
     run_direct(plan.inner, work, work, True, 1.0)
     work *= plan.kernel_f
     run_direct(plan.inner, work, work, False, 1.0)

@@ -16,15 +16,19 @@ from ir.records import Record
 
 from ._native import ffi
 
-NATIVE_PLAN_MIN = 1 << 15  # from here on plans are built by the kernel module (5x faster at 2^20)
+# from here on plans are built by the kernel module (its planner's 0.1 ms at 2^20 against plan.py's
+# 6-50 ms); the bits are plan.py's (plan.roots_at), as a compiled graph bakes them in
+NATIVE_PLAN_MIN = 1 << 15
 
 
 class DirectPlan:
     kind = "direct"
 
-    def __init__(self, n: int, cdtype: np.dtype, native: bool = True):
+    def __init__(self, n: int, cdtype: np.dtype):
         self.n, self.cdtype = n, cdtype
-        if native and n >= NATIVE_PLAN_MIN:
+        # (a length Bluestein would serve has no native direct plan: the planner makes a Bluestein
+        # one, running passes this process may not have loaded)
+        if n >= NATIVE_PLAN_MIN and not use_bluestein(n):
             self.header, self.twiddles, self._block = _native_plan(n, cdtype)
             self.factors = [int(f) for f in pass_rows(self.header)[:, 0]]
         else:
@@ -90,7 +94,7 @@ class BluesteinPlan:
 
     kind = "bluestein"
 
-    def __init__(self, n: int, cdtype: np.dtype, run_direct):
+    def __init__(self, n: int, cdtype: np.dtype):
         self.n, self.cdtype = n, cdtype
         self.n2 = good_size(2 * n - 1)
         self.inner = DirectPlan(self.n2, cdtype)
@@ -98,10 +102,11 @@ class BluesteinPlan:
         kernel = np.zeros(self.n2, np.complex128)
         kernel[:n] = b
         kernel[self.n2 - n + 1:] = b[1:][::-1]
-        # transform in double whatever the plan's precision, then fold in 1/n2
-        inner128 = self.inner if cdtype == np.complex128 else DirectPlan(self.n2, np.dtype(np.complex128))
-        run_direct(inner128, kernel[None, :], kernel[None, :], True, 1.0 / self.n2)
-        self.kernel_f = kernel.astype(cdtype)
+        # in double whatever the plan's precision, 1/n2 folded in: numpy's transform, as a compiled
+        # graph bakes it in (graph_fft._bluestein), for the same bits
+        from numpy.fft import fft
+
+        self.kernel_f = (fft(kernel) / self.n2).astype(cdtype)
         self.chirp_conj = np.conj(b).astype(cdtype)
         self.factors = [n]
         self.nbytes = self.inner.nbytes + self.kernel_f.nbytes + self.chirp_conj.nbytes
@@ -124,7 +129,7 @@ class PlanCache:
         self._stats = PlanCacheStats()
         self._lock = _thread.allocate_lock()
 
-    def get(self, n: int, cdtype: np.dtype, run_direct):
+    def get(self, n: int, cdtype: np.dtype):
         key = (n, cdtype.char)
         with self._lock:
             plan = self._plans.get(key)
@@ -133,7 +138,7 @@ class PlanCache:
                 self._stats.hits += 1
                 return plan
             self._stats.misses += 1
-        plan = BluesteinPlan(n, cdtype, run_direct) if use_bluestein(n) else DirectPlan(n, cdtype)
+        plan = BluesteinPlan(n, cdtype) if use_bluestein(n) else DirectPlan(n, cdtype)
         with self._lock:
             if key not in self._plans:
                 self._plans[key] = plan

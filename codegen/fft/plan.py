@@ -17,11 +17,14 @@ values, the two-level one about 2*sqrt of that, so a long transform's working se
 (c128 27648 on one thread 15-20% faster: tools/bench_fft_passes.py).
 Radices without a hard-coded codelet also get `cs_offset`: `exp(+2*pi*1j*m/radix)`, m < radix.
 
-Twiddles are exact to the last bit of double: angles are reduced to |angle| <= pi/4 with integer
-arithmetic and evaluated in long double, never by recurrence.
+Twiddles never come from a recurrence. Up to 2^14 they are exact to the last bit of double: angles
+are reduced to |angle| <= pi/4 with integer arithmetic and evaluated in long double. Longer
+lengths take the product of two short tables of roots, as the kernel module's planner makes them
+(`roots_at`): a plan made here and one made at run time are the same bits.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -154,20 +157,55 @@ def unit_roots(m: np.ndarray, n: int) -> np.ndarray:
 _EXACT_TABLE = 1 << 14
 
 
-def roots_table(n: int) -> np.ndarray:
-    """exp(2*pi*1j*m/n) for all m < n.
+def roots_at(m: np.ndarray, n: int) -> np.ndarray:
+    """exp(2*pi*1j*m/n) for 0 <= m < n, complex128.
 
-    Up to 2^14 entries every value is correctly rounded. Larger tables are the outer product
-    of two correctly rounded tables (pocketfft's scheme): one double rounding, so <= ~1 ulp,
-    without the cost of a million long-double evaluations.
-    """
+    Up to 2^14 every value is correctly rounded. Longer lengths take the product of two tables
+    (pocketfft's scheme, one rounding more: <= ~1 ulp) computed exactly as the kernel module's
+    planner computes them (codegen/fft/planner.py), so that a plan made here (baked into a
+    compiled graph) and one the planner makes at run time (an eager call, a symbolic length) are
+    the same bits, and a long plan costs two short tables, not n long-double evaluations."""
+    m = np.asarray(m, dtype=np.int64)
     if n <= _EXACT_TABLE:
-        return unit_roots(np.arange(n, dtype=np.int64), n)
-    lo_n = 1 << ((int(n - 1).bit_length() + 1) // 2)
-    hi_n = -(-n // lo_n)
-    lo = unit_roots(np.arange(lo_n, dtype=np.int64), n)
-    hi = unit_roots(np.arange(hi_n, dtype=np.int64) * lo_n, n)
-    return np.multiply.outer(hi, lo).ravel()[:n]
+        return unit_roots(m, n)
+    shift, lo, hi = _two_tables(n)
+    i, j = m & ((1 << shift) - 1), m >> shift
+    ar, ai, br, bi = lo[0][i], lo[1][i], hi[0][j], hi[1][j]
+    out = np.empty(m.shape, np.complex128)
+    out.real = ar * br - ai * bi  # each product rounded: no FMA, as the planner
+    out.imag = ar * bi + ai * br
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _two_tables(n: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """(shift, lo, hi): exp(2 pi i m/n) = hi[m >> shift] * lo[m & (2^shift - 1)], each table as
+    (re, im) float64 arrays, each root as the planner's `aot_fft_root` makes it: the angle reduced
+    exactly to the nearest quarter turn, then libm's cos and sin of the double (pi/2) * (r/n)."""
+    shift = ((n - 1).bit_length() + 1) >> 1
+    lo_n = 1 << shift
+
+    def table(ms) -> np.ndarray:
+        t = np.array([_libm_root(k, n) for k in ms]).T.copy()
+        t.setflags(write=False)
+        return t
+
+    return shift, table(k % n for k in range(lo_n)), table((k * lo_n) % n for k in range(-(-n // lo_n)))
+
+
+def _libm_root(m: int, n: int) -> tuple[float, float]:
+    a = 4 * m
+    q, r = divmod(a, n)
+    if 2 * r > n:  # the nearest quarter turn
+        q, r = q + 1, r - n
+    ang = (math.pi / 2) * (float(r) / float(n))
+    c, s = math.cos(ang), math.sin(ang)  # libm's, as the planner's llvm.cos/llvm.sin calls
+    return ((c, s), (-s, c), (-c, -s), (s, -c))[q & 3]
+
+
+def roots_table(n: int) -> np.ndarray:
+    """exp(2*pi*1j*m/n) for all m < n (roots_at)."""
+    return roots_at(np.arange(n, dtype=np.int64), n)
 
 
 class CPlan:
@@ -222,7 +260,7 @@ def _twiddle_table(n: int, factors: list[int]) -> tuple[np.ndarray, list[tuple[i
         rows.append((ip, l1, ido, tw_off, cs_off))
         l1 *= ip
     idx = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
-    return roots_table(n)[idx % n], rows
+    return roots_at(idx % n, n), rows
 
 
 def make_cplan(n: int, dtype) -> CPlan:

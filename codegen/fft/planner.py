@@ -27,10 +27,13 @@ Plan block (int64 words, then 64-byte aligned tables of interleaved complex T):
     plan.py's for length n2; Bluestein adds conj(exp(i pi k^2/n)), k < n, and the forward DFT of
     the chirp kernel divided by n2.
 
-Twiddles come from two tables of correctly rounded roots (pocketfft's scheme: exp(2 pi i m/n) =
-hi[m >> s] * lo[m & (2^s - 1)], one rounding more than plan.py's tables of exact values), so a
-length of 2^20 plans in a few milliseconds; angles are reduced to |angle| <= pi/4 exactly with
-integer arithmetic before sin/cos.
+Twiddles come from two tables of roots (pocketfft's scheme: exp(2 pi i m/n) = hi[m >> s] *
+lo[m & (2^s - 1)], each product rounded once per operation), so a length of 2^20 plans in a
+tenth of a millisecond; angles are reduced to the nearest quarter turn exactly with integer
+arithmetic before libm's cos and sin. plan.roots_at computes the same tables in Python above 2^14,
+so a plan made here and plan.py's are the same bits there (an eager call from 2^15, and a graph
+that baked plan.py's in); below 2^14 plan.py's roots are exact, these one rounding more (a
+symbolic length's plan).
 """
 from __future__ import annotations
 

@@ -228,6 +228,23 @@ def test_long_rows_split_as_eager(n, dtype, norm):
         assert np.array_equal(got, aot_fn(x, norm=norm))
 
 
+@pytest.mark.parametrize("shape, axis, dtype", [((40000,), -1, np.complex128), ((3, 5**7), -1, np.complex64),
+                                                 ((2, 32776), -1, np.complex128), ((1009, 2), 0, np.complex64),
+                                                 ((97, 3), 0, np.complex128)])
+def test_unsplit_transforms_give_the_eager_bits(shape, axis, dtype):
+    """Direct plans from 2^15 (40000, 5^7) and Bluestein's (32776, 1009, 97): the eager call's
+    plans come from the native planner at run time, the compiled graph's from plan.py at compile
+    time, and both are the same bits (plan.roots_at); Bluestein's kernel is numpy's transform on
+    both sides, and its products numpy's contiguous loop (an FMA where the CPU has one)."""
+    import aot.fft as afft
+
+    x = _data(shape, dtype)
+    for np_fn, aot_fn in ((np.fft.fft, afft.fft), (np.fft.ifft, afft.ifft)):
+        got = aot.compile(lambda x, f=np_fn: f(x, axis=axis))(x)
+        _check(got, np_fn(x, axis=axis))
+        assert np.array_equal(got, aot_fn(x, axis=axis))
+
+
 @pytest.mark.parametrize("shape, dtype", [((3, 1 << 16), np.complex128), ((2, 3, 1 << 16), np.complex64)])
 def test_batches_of_long_rows_split_as_eager(shape, dtype):
     """Each long row of a batch in the eager path's split, one after another; a copy into the

@@ -107,13 +107,24 @@ def test_cache_slot_reuses_and_replaces(native):
     assert native.make(0) == ffi.NULL
 
 
-def test_native_direct_plans_for_long_lengths():
-    """Eager plans from NATIVE_PLAN_MIN on come from the native planner: same as plan.py's."""
-    for n in (NATIVE_PLAN_MIN, 3 << 16):
-        got, ref = DirectPlan(n, np.dtype(np.complex128)), make_cplan(n, np.complex128)
-        assert got.factors == ref.factors
-        np.testing.assert_array_equal(got.header, ref.header)
-        assert np.abs(got.twiddles[: ref.twiddles.size] - ref.twiddles).max() <= 4e-16
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("n", [NATIVE_PLAN_MIN, 3 << 16, 40000, 5**7, 36992, 240240, 1 << 20])
+def test_native_direct_plans_are_plan_py_bits(n, dtype):
+    """Eager plans from NATIVE_PLAN_MIN on come from the native planner, and a compiled graph bakes
+    in plan.py's: the same header and the same twiddle bits (generic radices' tables too)."""
+    got, ref = DirectPlan(n, np.dtype(dtype)), make_cplan(n, dtype)
+    assert got.factors == ref.factors
+    np.testing.assert_array_equal(got.header, ref.header)
+    assert got.twiddles[: ref.twiddles.size].tobytes() == ref.twiddles.tobytes()
+
+
+def test_a_bluestein_length_has_no_native_direct_plan():
+    """The planner makes a Bluestein plan for such a length, running passes an eager process may
+    not have loaded: a direct plan of it (valid, only slow) comes from plan.py."""
+    n = 40008  # 8 * 3 * 1667
+    assert use_bluestein(n)
+    plan = DirectPlan(n, np.dtype(np.complex128))
+    assert plan._block is None and plan.factors == make_cplan(n, np.complex128).factors
 
 
 def _check(f, ref, inputs, rtol):
