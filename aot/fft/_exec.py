@@ -454,14 +454,18 @@ def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward
                   axis: int) -> None:
     x = _moveaxis(src, axis, -1)
     n, n2 = plan.n, plan.n2
-    work = np.zeros(x.shape[:-1] + (n2,), plan.cdtype)
+    work = new_array(x.shape[:-1] + (n2,), plan.cdtype)  # (a large one: a reused block, no page faults)
     head = work[..., :n]
-    # copied first, so that each product is numpy's contiguous loop whatever x's strides: it fuses
-    # an FMA where the CPU has one (its strided loop does not), as a compiled graph's does
-    np.copyto(head, x)
-    if not forward:  # backward = conj(forward(conj(x)))
-        np.conjugate(head, out=head)
-    head *= plan.chirp_conj
+    work[..., n:] = 0
+    # each product is numpy's contiguous loop whatever x's strides (a strided x is copied first): it
+    # fuses an FMA where the CPU has one (its strided loop does not), as a compiled graph's does
+    if forward and x.strides[-1] == x.itemsize:
+        np.multiply(x, plan.chirp_conj, out=head)
+    else:
+        np.copyto(head, x)
+        if not forward:  # backward = conj(forward(conj(x)))
+            np.conjugate(head, out=head)
+        head *= plan.chirp_conj
     run_direct(plan.inner, work, work, True, 1.0)
     work *= plan.kernel_f
     run_direct(plan.inner, work, work, False, 1.0)
