@@ -38,7 +38,7 @@ from ir.types import ScalarType, TensorType
 
 from .fft import c2r_name, entry_name, r2c_name, use_bluestein
 from .fft.names import FLAG_BLOCK, FLAG_LANES, scratch_values
-from .fft.plan import bluestein_chirp, good_size, unit_roots
+from .fft.plan import bluestein_chirp, bluestein_size, unit_roots
 from .fft.planner import plan_names
 from .graph_base import Desc, EntryCtx, contiguous_strides, entry_rule
 from .graph_fft_common import (  # noqa: F401  (kernel_precisions: re-exported for aot's loaders and linkers)
@@ -270,7 +270,7 @@ def _bluestein(ectx: EntryCtx, work: Desc, n: int, forward: bool, scale: float) 
     """pocketfft's fftblue: X = conj(c) * ((x * conj(c)) (*) c) with c_k = exp(i pi k^2 / n), the
     circular convolution of length n2 >= 2n - 1 run on direct plans; backward = conj(fwd(conj x))."""
     cdtype = work.dtype
-    n2 = good_size(2 * n - 1)
+    n2 = bluestein_size(n)
     chirp = bluestein_chirp(n)
     kern = np.zeros(n2, np.complex128)
     kern[:n] = chirp

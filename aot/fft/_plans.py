@@ -11,7 +11,14 @@ from collections import OrderedDict
 import numpy as np
 
 from codegen.fft.names import FIELD_BLUE, FIELD_CHIRP, FIELD_HDR, FIELD_N2, FIELD_TW
-from codegen.fft.plan import HEADER_FIELDS, bluestein_chirp, good_size, make_cplan, pass_rows, use_bluestein
+from codegen.fft.plan import (
+    HEADER_FIELDS,
+    bluestein_chirp,
+    bluestein_size,
+    make_cplan,
+    pass_rows,
+    use_bluestein,
+)
 from ir.records import Record
 
 from ._native import ffi
@@ -96,7 +103,7 @@ class BluesteinPlan:
 
     def __init__(self, n: int, cdtype: np.dtype):
         self.n, self.cdtype = n, cdtype
-        self.n2 = good_size(2 * n - 1)
+        self.n2 = bluestein_size(n)
         self.inner = DirectPlan(self.n2, cdtype)
         b = bluestein_chirp(n)
         kernel = np.zeros(self.n2, np.complex128)

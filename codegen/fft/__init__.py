@@ -12,13 +12,22 @@ from __future__ import annotations
 import importlib
 
 from .names import FLAG_FORWARD, FLAG_LANES, SCRATCH_PER_LANE, c2r_name, entry_name, pass_entry_name, r2c_name
-from .plan import CPlan, PlanError, bluestein_chirp, factorize, good_size, make_cplan, use_bluestein
+from .plan import (
+    CPlan,
+    PlanError,
+    bluestein_chirp,
+    bluestein_size,
+    factorize,
+    good_size,
+    make_cplan,
+    use_bluestein,
+)
 
 _LAZY = {"emit_module": "module", "emit_group": "groups"}
 
-__all__ = ["FLAG_FORWARD", "FLAG_LANES", "SCRATCH_PER_LANE", "CPlan", "PlanError", "bluestein_chirp", "c2r_name",
-           "emit_group", "emit_module", "entry_name", "factorize", "good_size", "make_cplan", "pass_entry_name",
-           "r2c_name", "use_bluestein"]
+__all__ = ["FLAG_FORWARD", "FLAG_LANES", "SCRATCH_PER_LANE", "CPlan", "PlanError", "bluestein_chirp", "bluestein_size",
+           "c2r_name", "emit_group", "emit_module", "entry_name", "factorize", "good_size", "make_cplan",
+           "pass_entry_name", "r2c_name", "use_bluestein"]
 
 
 def __getattr__(name: str):

@@ -61,7 +61,7 @@ from .names import (
     plan_names,
 )
 from .passes import long_ido
-from .plan import CODELET_RADICES, HEADER_FIELDS, TWIDDLE_BLOCK
+from .plan import BLUESTEIN_MULTIPLE, CODELET_RADICES, HEADER_FIELDS, TWIDDLE_BLOCK
 
 F64 = L.DoubleType()
 I1 = L.IntType(1)
@@ -358,7 +358,9 @@ class _Planner:
         with b.if_then(b.icmp_signed("<", n, i64(1))):
             b.ret(null)
         blue = b.call(self.blue, [n])
-        n2 = b.select(blue, b.call(self.good, [b.sub(b.mul(n, i64(2)), i64(1))]), n)
+        m = i64(BLUESTEIN_MULTIPLE)  # plan.bluestein_size
+        ceil = b.sdiv(b.add(b.sub(b.mul(n, i64(2)), i64(1)), b.sub(m, i64(1))), m)
+        n2 = b.select(blue, b.mul(m, b.call(self.good, [ceil])), n)
         facts = v.entry.alloca(I64, size=MAX_FACTORS)
         nf = b.select(b.icmp_signed(">", n2, i64(1)), b.call(self.factorize, [n2, facts]), i64(0))
         ntw, l1 = v.new(0), v.new(1)

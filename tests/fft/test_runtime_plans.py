@@ -9,7 +9,7 @@ import pytest
 import aot
 from aot.fft._native import ffi, kernels
 from aot.fft._plans import NATIVE_PLAN_MIN, DirectPlan
-from codegen.fft.plan import good_size, make_cplan, use_bluestein
+from codegen.fft.plan import bluestein_size, make_cplan, use_bluestein
 from codegen.fft.planner import FIELD_BLUE, FIELD_HDR, FIELD_N, FIELD_N2, FIELD_TW, plan_names
 
 PRECISIONS = {"f32": np.complex64, "f64": np.complex128}
@@ -66,7 +66,7 @@ def test_same_plan_as_plan_py(native, n):
         w = native.words(block)
         assert w[FIELD_N] == n
         assert bool(w[FIELD_BLUE]) == use_bluestein(n)
-        n2 = good_size(2 * n - 1) if use_bluestein(n) else n
+        n2 = bluestein_size(n) if use_bluestein(n) else n
         assert w[FIELD_N2] == n2
         ref = make_cplan(n2, native.ct)
         header = native.table(block, FIELD_HDR, np.int64, ref.header.size)
