@@ -38,7 +38,7 @@ from ir.types import ScalarType, TensorType
 
 from .fft import c2r_name, entry_name, r2c_name, use_bluestein
 from .fft.names import FLAG_BLOCK, FLAG_LANES, scratch_values
-from .fft.plan import bluestein_chirp, bluestein_size, unit_roots
+from .fft.plan import bluestein_block, bluestein_chirp, bluestein_size, native_bluestein, unit_roots
 from .fft.planner import plan_names
 from .graph_base import Desc, EntryCtx, contiguous_strides, entry_rule
 from .graph_fft_common import (  # noqa: F401  (kernel_precisions: re-exported for aot's loaders and linkers)
@@ -177,8 +177,9 @@ def _c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: 
     time (graph_fft_dynamic.py)."""
     b = ectx.builder
     vlen = fft_vlen(ectx, cdtype)
-    if not is_static(n):
-        dynamic_c2c(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen)
+    if _runtime_plan(n, cdtype):
+        block = ectx.host.constant("fft_blue", bluestein_block(n, cdtype.numpy)) if is_static(n) else None
+        dynamic_c2c(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen, block)
         return
 
     def chunks():
@@ -246,7 +247,7 @@ def _direct(ectx: EntryCtx, x: Desc, o: Desc, axis: int, n: int, forward: bool, 
     multi-dim batch is involved; False when it does not apply."""
     if x.dtype != o.dtype or x.rank > 2 or x.static_shape[axis] != n:
         return False
-    if is_static(n) and use_bluestein(n):
+    if is_static(n) and use_bluestein(n) and not _runtime_plan(n, x.dtype):
         return False
     if x.rank == 1:
         howmany, idist, odist = i64(1), i64(0), i64(0)
@@ -258,9 +259,16 @@ def _direct(ectx: EntryCtx, x: Desc, o: Desc, axis: int, n: int, forward: bool, 
     return True
 
 
+def _runtime_plan(n, cdtype) -> bool:
+    """Whether the transforms of length n run on a plan block through the kernel module's `exec`: a
+    symbolic length (the planner builds it when the entry runs), and a Bluestein one the eager
+    path runs that way (plan.native_bluestein; its block is a constant: the same bits)."""
+    return not is_static(n) or (use_bluestein(n) and native_bluestein(n, cdtype.numpy.itemsize))
+
+
 def _transform(ectx: EntryCtx, work: Desc, n: int, forward: bool, scale: float) -> Desc:
     """scale * DFT of each row of `work` (contiguous (batch..., n)); returns where the result is."""
-    if not is_static(n) or not use_bluestein(n):  # run-time plans choose Bluestein themselves
+    if _runtime_plan(n, work.dtype) or not use_bluestein(n):  # run-time plans choose Bluestein themselves
         _c2c_call(ectx, work, n, forward, scale)
         return work
     return _bluestein(ectx, work, n, forward, scale)

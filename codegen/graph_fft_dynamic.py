@@ -26,20 +26,26 @@ from .llvm.types import I32, I64, PTR
 _SLOTS = 9  # src, dst, istride, idist, ostride, odist, error, plan, scale (double bits)
 
 
-def dynamic_c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: bool, scale, vlen: int) -> None:
-    """As graph_fft._c2c for a symbolic n (scale: a float or a double value)."""
+def dynamic_c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: bool, scale, vlen: int,
+                block=None) -> None:
+    """As graph_fft._c2c for a symbolic n (scale: a float or a double value); `block`: a plan block
+    the module holds (a constant: plan.bluestein_block) instead of the planner's."""
     b = ectx.builder
     names = plan_names(precision_of(cdtype))
-    slot = ectx.host.plan_slot(names["release"])
     nn = ectx.dim(n)
-    plan = ectx.host.call_planner(names["get"], PTR, [PTR, I64], [slot, nn])
-    ectx.fail_if(b.icmp_unsigned("==", plan, L.Constant(PTR, None)), status.OUT_OF_MEMORY)
+    if block is None:
+        slot = ectx.host.plan_slot(names["release"])
+        plan = ectx.host.call_planner(names["get"], PTR, [PTR, I64], [slot, nn])
+        ectx.fail_if(b.icmp_unsigned("==", plan, L.Constant(PTR, None)), status.OUT_OF_MEMORY)
+    else:
+        plan = b.bitcast(block, PTR)
     if not isinstance(scale, L.Value):
         scale = L.Constant(L.DoubleType(), float(scale))
     kern = _chunk(ectx, cdtype, forward, vlen)
     slots = [src, dst, *strides, i64(0), plan, b.bitcast(scale, I64)]
     launch = ectx.call_kernel(kern, slots, howmany, vlen, work=b.mul(howmany, nn))
-    ectx.host.call_planner(names["release"], L.VoidType(), [PTR], [plan])  # before the check: no leak
+    if block is None:
+        ectx.host.call_planner(names["release"], L.VoidType(), [PTR], [plan])  # before the check: no leak
     ectx.fail_on_flag(launch, 6, status.OUT_OF_MEMORY)
 
 

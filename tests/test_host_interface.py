@@ -38,6 +38,10 @@ STATIC = """module @s {
     %0 = "rfft"(%arg0) {axis = 1, n = none, norm = "backward"} : (f64[4096,64]) -> c128[4096,33]
     return %0 : c128[4096,33]
   }
+  func @blue_long(%arg0: c128[40009]) -> (c128[40009]) {
+    %0 = fft %arg0 {axis = 0, n = none, norm = "backward", inverse = false} : c128[40009]
+    return %0 : c128[40009]
+  }
 }
 """
 DYNAMIC = """module @d {
@@ -130,14 +134,16 @@ def _not_the_hosts(llmod: L.Module) -> list[str]:
 
 @pytest.mark.parametrize("library", ["", "libt"])
 def test_static_fft_host_work_is_the_hosts(recording_target, library):
-    """Plans, twiddles, Bluestein chirps and root tables, the chunks' scratch, the buffers and the
-    thread pool of static-length transforms: all emitted by the Host."""
+    """Plans, twiddles, Bluestein blocks (a short length), chirps and kernels (a long one) and root
+    tables, the chunks' scratch, the buffers and the thread pool of static-length transforms: all
+    emitted by the Host."""
     llmod = _lower(STATIC, recording_target, num_threads=4, library=library)
     assert _not_the_hosts(llmod) == []
     tables = [g.name for g in llmod.global_values if isinstance(g, L.GlobalVariable) and g.global_constant]
-    assert {re.sub(r"\d+$", "", t.split(".")[-1]) for t in tables} >= {"fft_plan", "fft_tw", "fft_chirp",
-                                                                         "fft_bkern", "fft_rw"}
-    kernel_allocs = [f for f, _ in _calls(llmod, re.compile(r"aligned_alloc\Z")) if f not in ("blue", "real")]
+    assert {re.sub(r"\d+$", "", t.split(".")[-1]) for t in tables} >= {"fft_plan", "fft_tw", "fft_blue",
+                                                                         "fft_chirp", "fft_bkern", "fft_rw"}
+    kernel_allocs = [f for f, _ in _calls(llmod, re.compile(r"aligned_alloc\Z"))
+                     if f not in ("blue", "real", "blue_long")]
     assert kernel_allocs, "the chunk kernels' scratch"
     assert _calls(llmod, re.compile(rf"{POOL}\Z"))
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """FFT benchmark: aot.fft vs numpy.fft, scipy.fft (workers 1, 2) and pyfftw (FFTW_MEASURE, threads 1, 2).
 
-Run: .venv/bin/python tools/bench_fft.py [--quick] [--no-pyfftw] [--overhead] [--json PATH]
+Run: .venv/bin/python tools/bench_fft.py [--quick] [--no-pyfftw] [--overhead | --odd] [--json PATH]
 All contestants run in this process on the same data, in alternating rounds (a shared machine's
 drift slows them alike); times are medians. GFLOP/s uses the
 conventional 5 n log2 n flops per complex transform of length n (2.5 n log2 n for real ones),
@@ -12,6 +12,8 @@ aot writing a preallocated output (`out=`; a fresh result of 32 MB costs ~2.7 ms
 one cache-line aligned like the builders' (the baseline) and one from np.empty_like, which starts
 16 bytes into a line (aot's threads then share a line at every boundary of their parts). The
 inputs are cache-line aligned too, as the arrays the builders read are.
+--odd prints only the one-thread table of odd and prime lengths (direct transforms of 3s and 5s,
+Bluestein's for primes and lengths with a large prime factor).
 --overhead prints only the per-call overhead of small eager calls: the call's time against the
 kernel-only time (the same native calls with the arguments prepared and the output allocated
 once, less cffi's cost of a call), measured in alternating batches (medians), with numpy's time
@@ -56,6 +58,11 @@ MULTI = [
     ("irfft 2^20", (1 << 19) + 1, "irfft", None, "irfft", False, 2.5),
     ("fftn (128,128,128)", (128, 128, 128), "fftn", None, "fftn", False, 5.0),
 ]
+
+
+# direct transforms of 3s and 5s (2025, 2187, 3375), Bluestein's (primes 1009, 7919, 65537; 40008 =
+# 8*3*1667; a batch of 1009s)
+ODD_SHAPES = [(2025,), (2187,), (3375,), (1009,), (7919,), (65537,), (40008,), (64, 1009)]
 
 
 def _data(shape, dtype, real=False):
@@ -284,9 +291,10 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="shorter timing runs")
     ap.add_argument("--no-pyfftw", action="store_true", help="skip pyfftw even when installed")
     ap.add_argument("--overhead", action="store_true", help="only the per-call overhead of small calls")
+    ap.add_argument("--odd", action="store_true", help="only odd and prime lengths (one thread)")
     add_json_option(ap)
     args = ap.parse_args(argv)
-    res = Results("fft_overhead" if args.overhead else "fft")
+    res = Results("fft_overhead" if args.overhead else "fft_odd" if args.odd else "fft")
     if args.overhead:
         print_table("per-call overhead of eager calls, one thread (overhead = call - kernel only)",
                     overhead_rows(args.quick), baseline="call", results=res, notes={"aot threads": 1})
@@ -299,6 +307,16 @@ def main(argv=None) -> None:
         pyfftw = None
     min_time = 0.05 if args.quick else 0.2
     plans: list[tuple[str, float]] = []
+    if args.odd:
+        rows = []
+        for shape in ODD_SHAPES:
+            x = _data(shape, np.complex128)
+            _check("fft", x)
+            rows.append(_row(f"fft {shape}", "fft", x, 5.0, 1, min_time, plans))
+        print_table("odd and prime lengths, complex128, one thread (aot 1, numpy 1, scipy and pyfftw as named)",
+                    rows, results=res, notes={"aot threads": 1})
+        _write(res, args.json)
+        return
     for dtype in (np.complex128, np.complex64):
         rows = []
         for n in C2C_SIZES:

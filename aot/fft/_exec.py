@@ -452,6 +452,9 @@ def run_planes(src: np.ndarray, dst: np.ndarray, forward: bool, scales: tuple) -
 
 def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward: bool, scale: float,
                   axis: int) -> None:
+    if plan.block is not None:
+        _native_bluestein(plan, src, dst, forward, scale, axis % src.ndim)
+        return
     x = _moveaxis(src, axis, -1)
     n, n2 = plan.n, plan.n2
     work = new_array(x.shape[:-1] + (n2,), plan.cdtype)  # (a large one: a reused block, no page faults)
@@ -476,6 +479,26 @@ def run_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward
     if scale != 1.0:
         res *= scale
     np.copyto(_moveaxis(dst, axis, -1), res)
+
+
+def _native_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, forward: bool, scale: float,
+                      axis: int) -> None:
+    """The kernel module's Bluestein plan over every transform along `axis` (a row at a time, on
+    this thread): the largest batch dim in each call, the others one call per index."""
+    k = kernels(_precision(plan.cdtype))
+    sstr, dstr = _elem_strides(src), _elem_strides(dst)
+    if sstr is None:
+        src = src.copy()
+        sstr = _elem_strides(src)
+    dims = _batch_dims(src.shape, axis, sstr, dstr)
+    howmany, idist, odist = dims.pop(max(range(len(dims)), key=lambda i: dims[i][0])) if dims else (1, 0, 0)
+    sp, dp = _ptr(src, k), _ptr(dst, k)
+    flags = FLAG_FORWARD if forward else 0
+    for index in itertools.product(*(range(c) for c, _, _ in dims)):
+        so = 2 * sum(i * s for i, (_, s, _) in zip(index, dims))  # two values per complex element
+        do = 2 * sum(i * o for i, (_, _, o) in zip(index, dims))
+        if k.plan_exec(plan.block, sp + so, dp + do, howmany, sstr[axis], idist, dstr[axis], odist, flags, scale):
+            raise MemoryError(f"aot.fft: no memory for a Bluestein transform of length {plan.n}")
 
 
 def c2c(src: np.ndarray, dst: np.ndarray, axis: int, forward: bool, scale: float) -> None:

@@ -13,9 +13,12 @@ import numpy as np
 from codegen.fft.names import FIELD_BLUE, FIELD_CHIRP, FIELD_HDR, FIELD_N2, FIELD_TW
 from codegen.fft.plan import (
     HEADER_FIELDS,
+    bluestein_block,
     bluestein_chirp,
     bluestein_size,
+    factorize,
     make_cplan,
+    native_bluestein,
     pass_rows,
     use_bluestein,
 )
@@ -89,6 +92,20 @@ def _native_plan(n: int, cdtype: np.dtype) -> tuple[np.ndarray, np.ndarray, _Blo
     return header, _view(base + words[FIELD_TW], cdtype, ntw), owner
 
 
+def _native_bluestein(n: int, n2: int, cdtype: np.dtype) -> tuple:
+    """(block pointer, the array holding it, bytes) of plan.bluestein_block, 64-byte aligned, with
+    the passes of n2 loaded (both directions: a call runs both)."""
+    from ._native import loaded
+
+    loaded("f32" if cdtype == np.complex64 else "f64").require(factorize(n2))
+    block = bluestein_block(n, cdtype)
+    raw = np.empty(block.nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    held = raw[start:start + block.nbytes]
+    held[:] = block
+    return ffi.cast("void *", held.ctypes.data), held, block.nbytes
+
+
 def _view(address: int, dtype: np.dtype, count: int) -> np.ndarray:
     arr = np.frombuffer(ffi.buffer(ffi.cast("char *", address), count * dtype.itemsize), dtype)
     arr.setflags(write=False)
@@ -104,6 +121,11 @@ class BluesteinPlan:
     def __init__(self, n: int, cdtype: np.dtype):
         self.n, self.cdtype = n, cdtype
         self.n2 = bluestein_size(n)
+        self.factors = [n]
+        self.block = None  # the kernel module's plan (native_bluestein), else the steps below
+        if native_bluestein(n, cdtype.itemsize):
+            self.block, self._block, self.nbytes = _native_bluestein(n, self.n2, cdtype)
+            return
         self.inner = DirectPlan(self.n2, cdtype)
         b = bluestein_chirp(n)
         kernel = np.zeros(self.n2, np.complex128)
@@ -115,7 +137,6 @@ class BluesteinPlan:
 
         self.kernel_f = (fft(kernel) / self.n2).astype(cdtype)
         self.chirp_conj = np.conj(b).astype(cdtype)
-        self.factors = [n]
         self.nbytes = self.inner.nbytes + self.kernel_f.nbytes + self.chirp_conj.nbytes
 
 
