@@ -12,8 +12,8 @@ aot writing a preallocated output (`out=`; a fresh result of 32 MB costs ~2.7 ms
 one cache-line aligned like the builders' (the baseline) and one from np.empty_like, which starts
 16 bytes into a line (aot's threads then share a line at every boundary of their parts). The
 inputs are cache-line aligned too, as the arrays the builders read are.
---odd prints only the one-thread table of odd and prime lengths (direct transforms of 3s and 5s,
-Bluestein's for primes and lengths with a large prime factor).
+--odd prints only the tables of odd and prime lengths: one thread (direct transforms of 3s and 5s,
+Bluestein's for primes and lengths with a large prime factor), and batches on two threads.
 --overhead prints only the per-call overhead of small eager calls: the call's time against the
 kernel-only time (the same native calls with the arguments prepared and the output allocated
 once, less cffi's cost of a call), measured in alternating batches (medians), with numpy's time
@@ -63,6 +63,7 @@ MULTI = [
 # direct transforms of 3s and 5s (2025, 2187, 3375), Bluestein's (primes 1009, 7919, 65537; 40008 =
 # 8*3*1667; a batch of 1009s)
 ODD_SHAPES = [(2025,), (2187,), (3375,), (1009,), (7919,), (65537,), (40008,), (64, 1009)]
+ODD_BATCHES = [(64, 1009), (1024, 1009), (256, 4001)]
 
 
 def _data(shape, dtype, real=False):
@@ -315,6 +316,10 @@ def main(argv=None) -> None:
             rows.append(_row(f"fft {shape}", "fft", x, 5.0, 1, min_time, plans))
         print_table("odd and prime lengths, complex128, one thread (aot 1, numpy 1, scipy and pyfftw as named)",
                     rows, results=res, notes={"aot threads": 1})
+        rows = [_row(f"fft {shape}", "fft", _data(shape, np.complex128), 5.0, 2, min_time, plans)
+                for shape in ODD_BATCHES]
+        print_table("batches of prime lengths on two threads (aot 2, numpy 1, scipy and pyfftw as named)", rows,
+                    results=res, notes={"aot threads": 2})
         _write(res, args.json)
         return
     for dtype in (np.complex128, np.complex64):

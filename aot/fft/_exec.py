@@ -494,11 +494,35 @@ def _native_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, for
     howmany, idist, odist = dims.pop(max(range(len(dims)), key=lambda i: dims[i][0])) if dims else (1, 0, 0)
     sp, dp = _ptr(src, k), _ptr(dst, k)
     flags = FLAG_FORWARD if forward else 0
+    threads = num_threads() if howmany > 1 and howmany * plan.n2 >= _PARALLEL_MIN_WORK else 1
     for index in itertools.product(*(range(c) for c, _, _ in dims)):
         so = 2 * sum(i * s for i, (_, s, _) in zip(index, dims))  # two values per complex element
         do = 2 * sum(i * o for i, (_, _, o) in zip(index, dims))
-        if k.plan_exec(plan.block, sp + so, dp + do, howmany, sstr[axis], idist, dstr[axis], odist, flags, scale):
+        if threads > 1:  # rows over the pool's threads: each row as on one thread, the same bits
+            failed = _pool_bluestein(k, plan, sp + so, dp + do, howmany, (sstr[axis], idist, dstr[axis], odist),
+                                     flags, scale, threads)
+        else:
+            failed = k.plan_exec(plan.block, sp + so, dp + do, howmany, sstr[axis], idist, dstr[axis], odist, flags,
+                                 scale)
+        if failed:
             raise MemoryError(f"aot.fft: no memory for a Bluestein transform of length {plan.n}")
+
+
+def _pool_bluestein(k, plan: BluesteinPlan, sp, dp, howmany: int, strides: tuple, flags: int, scale: float,
+                    threads: int) -> bool:
+    """The planner's exec chunk kernel over `howmany` rows on the process's pool (the kernels'
+    threads group offers it); True when a chunk ran out of memory."""
+    from runtime import pools
+
+    k.split  # noqa: B018 - loads the threads group, whose pool the process takes
+    args = np.zeros(10, np.int64)
+    args[:8] = (int(ffi.cast("intptr_t", plan.block)), int(ffi.cast("intptr_t", sp)), int(ffi.cast("intptr_t", dp)),
+                *strides, flags)
+    args.view(np.float64)[8] = scale
+    pfor = ffi.cast("void (*)(void *, int64_t *, int64_t, int64_t, int64_t)", pools.process_pool())
+    pfor(ffi.cast("void *", k.plan_chunk), ffi.cast("int64_t *", args.ctypes.data), howmany, threads,
+         -(-howmany // threads))
+    return bool(args[9])
 
 
 def c2c(src: np.ndarray, dst: np.ndarray, axis: int, forward: bool, scale: float) -> None:

@@ -458,6 +458,11 @@ class Kernels:
         return ffi.cast("void (*)(void *)", self._planner["release"])
 
     @property
+    def plan_chunk(self) -> int:
+        """The address of aot_fft_plan_chunk_{p}: `exec` as a pool kernel (codegen/fft/planner.py)."""
+        return self._planner["chunk"]
+
+    @property
     def plan_exec(self):
         """aot_fft_plan_exec_{p}(plan, src, dst, howmany, istride, idist, ostride, odist, flags,
         scale) -> 0, or 1 when out of memory (codegen/fft/planner.py)."""

@@ -136,7 +136,7 @@ def c2r_name(precision: str) -> str:
 
 
 def plan_names(precision: str) -> dict[str, str]:
-    return {w: f"aot_fft_plan_{w}_{precision}" for w in ("make", "exec", "get", "release", "roots")}
+    return {w: f"aot_fft_plan_{w}_{precision}" for w in ("make", "exec", "get", "release", "roots", "chunk")}
 
 
 def pass_name(radix: int | str, forward: bool, src: str, dst: str | None = None) -> str:

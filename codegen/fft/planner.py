@@ -159,7 +159,7 @@ class _Planner:
         self.root = self._root()
         self.tables = self._roots_tables()
         self.make = self._make()
-        self._exec()
+        self._chunk(self._exec())
         self._get_release()
         self._real_roots()
 
@@ -598,6 +598,27 @@ class _Planner:
             self._store_c(b, out, k, re, im)
         b.call(self.free, [tab])
         b.ret(L.Constant(I32, 0))
+
+    def _chunk(self, run: L.Function) -> None:
+        """void chunk(i64 *args, lo, hi): `exec` of transforms lo..hi of args = [plan, src, dst,
+        istride, idist, ostride, odist, flags, scale (a double's bits), status]: a pool's kernel
+        (codegen/kernels/common.KERNEL_TYPE), so an eager batch splits over the process's pool;
+        status becomes 1 when a chunk runs out of memory."""
+        fn = L.Function(self.mod, L.FunctionType(L.VoidType(), [PTR, I64, I64]), name=self.names["chunk"])
+        args, lo, hi = fn.args
+        b = Builder(fn.append_basic_block("entry"))
+        word = [b.load(b.gep(args, [i64(k)], source_etype=I64), typ=I64) for k in range(9)]
+        plan, src, dst = (b.inttoptr(w, PTR) for w in word[:3])
+        istr, idist, ostr, odist = word[3:7]
+        scale = b.bitcast(word[8], F64)
+        if self.ft != F64:
+            scale = b.fptrunc(scale, self.ft)
+        s = b.gep(src, [b.shl(b.mul(lo, idist), i64(1))], source_etype=self.ft)
+        d = b.gep(dst, [b.shl(b.mul(lo, odist), i64(1))], source_etype=self.ft)
+        rc = b.call(run, [plan, s, d, b.sub(hi, lo), istr, idist, ostr, odist, b.trunc(word[7], I32), scale])
+        with b.if_then(b.icmp_signed("!=", rc, L.Constant(I32, 0))):
+            b.store(i64(1), b.gep(args, [i64(9)], source_etype=I64))
+        b.ret_void()
 
     # -- the per-call-site cache -------------------------------------------------------------------
     def _get_release(self) -> None:

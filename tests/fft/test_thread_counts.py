@@ -1,6 +1,7 @@
 """Eager transforms give the same bits for every thread count: long single transforms share their
 passes, or run in four steps or as two halves (codegen/fft/threads.py), batches and the axes of n-D transforms are split in whole lane
-groups or whole batches (threads.py's c2c split), and real passes by rows."""
+groups or whole batches (threads.py's c2c split), real passes by rows, and Bluestein's rows (the
+planner's exec as a pool kernel)."""
 from __future__ import annotations
 
 import numpy as np
@@ -32,6 +33,9 @@ CASES = [  # (kind, input shape, dtype, kwargs): each above the one-thread limit
     ("ifft", (1 << 20,), np.complex128, {}), ("fft", (1 << 15,), np.complex128, {}),  # ... and halves
     ("irfft", ((1 << 16) + 1,), np.complex64, {"norm": "forward"}),  # halves in place (a copy first)
     ("fft", (3 * 11 * (1 << 12),), np.complex64, {}),  # passes shared; the first, two-level, over i
+    # Bluestein a row at a time, rows over the pool (planner.py's chunk kernel); a dim looped, axis 0
+    ("fft", (128, 1009), np.complex128, {}), ("ifft", (2, 97, 700), np.complex64, {"axis": 1}),
+    ("fft", (1009, 70), np.complex128, {"axis": 0, "norm": "ortho"}),
 ]
 
 
