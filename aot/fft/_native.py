@@ -462,7 +462,7 @@ class Kernels:
         """The address of aot_fft_plan_chunk_{p}: `exec` as a pool kernel (codegen/fft/planner.py)."""
         return self._planner["chunk"]
 
-    @property
+    @functools.cached_property
     def plan_exec(self):
         """aot_fft_plan_exec_{p}(plan, src, dst, howmany, istride, idist, ostride, odist, flags,
         scale) -> 0, or 1 when out of memory (codegen/fft/planner.py)."""
