@@ -23,6 +23,7 @@ from codegen.fft.names import (
     FOUR_STEP_JOB,
     HALVES_JOB,
     LANE_BLOCK,
+    PLAN_JOB,
     PLANES_JOB,
     four_step_scratch,
     halves_scratch,
@@ -69,6 +70,7 @@ _LANES_LIMIT_N = 1 << 14  # longer transforms run one at a time (lane buffers wo
 _SCRATCH_KEEP_BYTES = 64 << 20
 _local = _thread._local()
 _JOB = {name: i for i, name in enumerate(C2C_JOB)}
+_PLAN_JOB = {name: i for i, name in enumerate(PLAN_JOB)}
 _FOUR = {name: i for i, name in enumerate(FOUR_STEP_JOB)}
 _HALVES = {name: i for i, name in enumerate(HALVES_JOB)}
 _PLANES = {name: i for i, name in enumerate(PLANES_JOB)}
@@ -492,37 +494,42 @@ def _native_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, for
         sstr = _elem_strides(src)
     dims = _batch_dims(src.shape, axis, sstr, dstr)
     howmany, idist, odist = dims.pop(max(range(len(dims)), key=lambda i: dims[i][0])) if dims else (1, 0, 0)
-    sp, dp = _ptr(src, k), _ptr(dst, k)
-    flags = FLAG_FORWARD if forward else 0
-    threads = num_threads() if howmany > 1 and howmany * plan.n2 >= _PARALLEL_MIN_WORK else 1
+    job = bluestein_job(k, plan, (howmany, idist, odist), (sstr[axis], dstr[axis]), forward, scale)
+    sp, dp = _address(_ptr(src, k)), _address(_ptr(dst, k))
+    itemsize = plan.cdtype.itemsize
     for index in itertools.product(*(range(c) for c, _, _ in dims)):
-        so = 2 * sum(i * s for i, (_, s, _) in zip(index, dims))  # two values per complex element
-        do = 2 * sum(i * o for i, (_, _, o) in zip(index, dims))
-        if threads > 1:  # rows over the pool's threads: each row as on one thread, the same bits
-            failed = _pool_bluestein(k, plan, sp + so, dp + do, howmany, (sstr[axis], idist, dstr[axis], odist),
-                                     flags, scale, threads)
-        else:
-            failed = k.plan_exec(plan.block, sp + so, dp + do, howmany, sstr[axis], idist, dstr[axis], odist, flags,
-                                 scale)
-        if failed:
-            raise MemoryError(f"aot.fft: no memory for a Bluestein transform of length {plan.n}")
+        job[_PLAN_JOB["src"]] = sp + itemsize * sum(i * s for i, (_, s, _) in zip(index, dims))
+        job[_PLAN_JOB["dst"]] = dp + itemsize * sum(i * o for i, (_, _, o) in zip(index, dims))
+        k.plan_job(ffi.cast("int64_t *", job.ctypes.data))
+        check_bluestein(job, plan.n)
 
 
-def _pool_bluestein(k, plan: BluesteinPlan, sp, dp, howmany: int, strides: tuple, flags: int, scale: float,
-                    threads: int) -> bool:
-    """The planner's exec chunk kernel over `howmany` rows on the process's pool (the kernels'
-    threads group offers it); True when a chunk ran out of memory."""
-    from runtime import pools
+def bluestein_job(k, plan: BluesteinPlan, main: tuple, strides: tuple, forward: bool, scale: float) -> np.ndarray:
+    """names.PLAN_JOB's block (src and dst left 0) running plan.block over the batch `main`
+    (howmany, idist, odist), `strides` along the axis, in elements: on the process's pool in
+    whole rows when there is enough work (each row as on one thread: the same bits)."""
+    howmany, idist, odist = main
+    threads = num_threads() if howmany > 1 and howmany * plan.n2 >= _PARALLEL_MIN_WORK else 1
+    pool = 0
+    if threads > 1:
+        from runtime import pools
 
-    k.split  # noqa: B018 - loads the threads group, whose pool the process takes
-    args = np.zeros(10, np.int64)
-    args[:8] = (int(ffi.cast("intptr_t", plan.block)), int(ffi.cast("intptr_t", sp)), int(ffi.cast("intptr_t", dp)),
-                *strides, flags)
-    args.view(np.float64)[8] = scale
-    pfor = ffi.cast("void (*)(void *, int64_t *, int64_t, int64_t, int64_t)", pools.process_pool())
-    pfor(ffi.cast("void *", k.plan_chunk), ffi.cast("int64_t *", args.ctypes.data), howmany, threads,
-         -(-howmany // threads))
-    return bool(args[9])
+        k.split  # noqa: B018 - loads the threads group, whose pool the process takes
+        pool = pools.process_pool() or 0
+    job = np.zeros(len(PLAN_JOB), np.int64)
+    job[[_PLAN_JOB[f] for f in ("plan", "istride", "idist", "ostride", "odist", "flags", "howmany", "nthreads", "pool",
+                                "chunk")]] = (
+        _address(plan.block), strides[0], idist, strides[1], odist, FLAG_FORWARD if forward else 0, howmany,
+        threads, pool, -(-howmany // threads))
+    job.view(np.float64)[_PLAN_JOB["scale"]] = scale
+    return job
+
+
+def check_bluestein(job: np.ndarray, n: int) -> None:
+    """MemoryError when a row of the job could not allocate its buffer (the job is reset)."""
+    if job[_PLAN_JOB["status"]]:
+        job[_PLAN_JOB["status"]] = 0
+        raise MemoryError(f"aot.fft: no memory for a Bluestein transform of length {n}")
 
 
 def c2c(src: np.ndarray, dst: np.ndarray, axis: int, forward: bool, scale: float) -> None:

@@ -29,6 +29,7 @@ from . import _api, _tables
 from ._exec import (
     _JOB,
     _PARALLEL_MIN_WORK,
+    _PLAN_JOB,
     HALVES_MIN_BYTES,
     PLANS,
     THREAD_HOOKS,
@@ -37,6 +38,8 @@ from ._exec import (
     _elem_strides,
     _flags,
     _precision,
+    bluestein_job,
+    check_bluestein,
     get_plan,
     new_array,
     num_threads,
@@ -224,6 +227,7 @@ class _Entry:
         self.scratch_values = 0  # of the largest scratch a pass uses
         self.work = None  # a work buffer the blocks point into (irfftn), or None
         self.shared = False  # a pass runs on the pool's threads: never in a native table (_tables)
+        self.checks: list = []  # Python passes after the last pass added (_StatusCheck)
 
     def add(self, kind: str, precision: str, blks: list, from_input: bool) -> None:
         thunks = kernels(precision).thunks
@@ -370,6 +374,35 @@ def _split_job(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forwa
     return [_job_block(entry, fn, job, src, dst, (keep, plan))]
 
 
+def _bluestein_job(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forward: bool, scale: float):
+    """[block] of the "job" thunk running the kernel module's exec on a Bluestein plan's block
+    (_exec.bluestein_job: the general path's job, the same bits), one per index of the batch dims
+    it does not cover, or None; the entry then checks the job's status after each call."""
+    n = shape[axis]
+    plan = get_plan(n, cdt)
+    if plan.kind != "bluestein" or plan.block is None:
+        return None
+    main, dims, calls = _cut(shape, axis, sstr, dstr)
+    if calls > _MAX_BLOCKS:
+        return None
+    k = kernels(_precision(cdt))
+    job = bluestein_job(k, plan, main, (sstr[axis], dstr[axis]), forward, scale)
+    blk = _job_block(entry, k.plan_job, job, _PLAN_JOB["src"], _PLAN_JOB["dst"], plan)
+    entry.checks.append(_StatusCheck(job, n))
+    return _per_index(blk, dims, cdt.itemsize)
+
+
+class _StatusCheck:
+    """A pass after a Bluestein job: MemoryError when a row could not allocate its buffer (the
+    thunks cannot raise)."""
+
+    def __init__(self, job: np.ndarray, n: int):
+        self.job, self.n = job, n
+
+    def __call__(self, blk, src, dst) -> None:
+        check_bluestein(self.job, self.n)
+
+
 def _c2c_passes(a: np.ndarray, lengths, axes, forward: bool, norm):
     """Entry of complex transforms over `axes` (1 pass each, the last axis first), or None."""
     if a.dtype in _CPLX:
@@ -392,7 +425,9 @@ def _c2c_passes(a: np.ndarray, lengths, axes, forward: bool, norm):
     one = len(axes) == 1  # the n-D transforms' general path runs larger passes its own ways
     for n, ax in reversed(list(zip(lengths, axes))):
         scale = _api._scale(norm, n, forward)
-        kind, blks = "job", _split_job(entry, cdt, shape, ax, src, out_str, forward, scale, not from_input)
+        kind, blks = "job", _bluestein_job(entry, cdt, shape, ax, src, out_str, forward, scale)
+        if blks is None:
+            blks = _split_job(entry, cdt, shape, ax, src, out_str, forward, scale, not from_input)
         if blks is None and one:
             blks = _batch_job(entry, cdt, shape, ax, src, out_str, forward, scale)
         if blks is None:
@@ -400,6 +435,8 @@ def _c2c_passes(a: np.ndarray, lengths, axes, forward: bool, norm):
         if blks is None:
             return None
         entry.add(kind, _precision(cdt), blks, from_input)
+        entry.passes += [(check, None, False) for check in entry.checks]
+        entry.checks.clear()
         src, from_input = out_str, False  # later passes run in place on the result
     return entry
 

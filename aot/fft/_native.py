@@ -457,10 +457,11 @@ class Kernels:
     def plan_release(self):
         return ffi.cast("void (*)(void *)", self._planner["release"])
 
-    @property
-    def plan_chunk(self) -> int:
-        """The address of aot_fft_plan_chunk_{p}: `exec` as a pool kernel (codegen/fft/planner.py)."""
-        return self._planner["chunk"]
+    @functools.cached_property
+    def plan_job(self):
+        """aot_fft_plan_job_{p}(int64_t *job): names.PLAN_JOB's rows through `exec`, on the pool its
+        job names (codegen/fft/planner.py)."""
+        return ffi.cast("void (*)(int64_t *)", self._planner["job"])
 
     @functools.cached_property
     def plan_exec(self):

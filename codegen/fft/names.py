@@ -62,6 +62,10 @@ def halves_scratch(h: int, vlen: int) -> int:
     return thread_region(scratch_values(h, vlen, 1, 0))
 
 
+# aot_fft_plan_job_{p}'s job block (planner.py), int64 words: aot_fft_plan_chunk_{p}'s arguments first;
+# `scale` holds a double's bits, `pool` a parallel_for (ir.abi_slots.POOL_ENTRY) or 0
+PLAN_JOB = ("plan", "src", "dst", "istride", "idist", "ostride", "odist", "flags", "scale", "status", "howmany",
+            "nthreads", "pool", "chunk")
 # aot_fft_c2c_split_{p}'s job block (threads.py), int64 words; `scale` holds a double's bits
 C2C_JOB = ("hdr", "tw", "src", "dst", "howmany", "istride", "idist", "ostride", "odist", "flags", "scale",
            "scratch", "scratch_values", "tasks", "tsrc", "tdst", "nthreads")
@@ -136,7 +140,7 @@ def c2r_name(precision: str) -> str:
 
 
 def plan_names(precision: str) -> dict[str, str]:
-    return {w: f"aot_fft_plan_{w}_{precision}" for w in ("make", "exec", "get", "release", "roots", "chunk")}
+    return {w: f"aot_fft_plan_{w}_{precision}" for w in ("make", "exec", "get", "release", "roots", "chunk", "job")}
 
 
 def pass_name(radix: int | str, forward: bool, src: str, dst: str | None = None) -> str:

@@ -57,6 +57,7 @@ from .names import (
     FLAG_LANES,
     LANE_BLOCK,
     LANE_BLOCK_MAX_N,
+    PLAN_JOB,
     SCRATCH_PER_LANE,
     plan_names,
 )
@@ -159,7 +160,7 @@ class _Planner:
         self.root = self._root()
         self.tables = self._roots_tables()
         self.make = self._make()
-        self._chunk(self._exec())
+        self._job(self._chunk(self._exec()))
         self._get_release()
         self._real_roots()
 
@@ -618,6 +619,28 @@ class _Planner:
         rc = b.call(run, [plan, s, d, b.sub(hi, lo), istr, idist, ostr, odist, b.trunc(word[7], I32), scale])
         with b.if_then(b.icmp_signed("!=", rc, L.Constant(I32, 0))):
             b.store(i64(1), b.gep(args, [i64(9)], source_etype=I64))
+        b.ret_void()
+        return fn
+
+    def _job(self, chunk: L.Function) -> None:
+        """void job(i64 *job): names.PLAN_JOB's block, the chunk kernel over its `howmany` rows, on
+        the pool its `pool` word names in chunks of `chunk` rows when `nthreads` > 1 (an eager call's
+        prepared job: aot/fft/_fast.py)."""
+        fn = L.Function(self.mod, L.FunctionType(L.VoidType(), [PTR]), name=self.names["job"])
+        (job,) = fn.args
+        b = Builder(fn.append_basic_block("entry"))
+
+        def word(name):
+            return b.load(b.gep(job, [i64(PLAN_JOB.index(name))], source_etype=I64), typ=I64)
+
+        howmany, nthreads, pool = word("howmany"), word("nthreads"), word("pool")
+        shared = b.and_(b.icmp_signed(">", nthreads, i64(1)), b.icmp_signed("!=", pool, i64(0)))
+        with b.if_else(shared) as (on_pool, here):
+            with on_pool:
+                pfor = b.inttoptr(pool, L.FunctionType(L.VoidType(), [PTR, PTR, I64, I64, I64]).as_pointer())
+                b.call(pfor, [b.bitcast(chunk, PTR), job, howmany, nthreads, word("chunk")])
+            with here:
+                b.call(chunk, [job, i64(0), howmany])
         b.ret_void()
 
     # -- the per-call-site cache -------------------------------------------------------------------

@@ -167,9 +167,21 @@ def test_general_path_cases_have_no_entry():
     planes = data((64, 2048), np.complex128)  # n-D transforms of threaded work: their own ways
     afft.fft2(planes)
     assert _entry("fft2", planes) is None
-    prime = data(1009, np.complex128)  # Bluestein
+    prime = data(40009, np.complex128)  # Bluestein beyond 512 KB of convolution: numpy steps
     afft.fft(prime)
     assert _entry("fft", prime) is None
+
+
+@pytest.mark.parametrize("shape, axis, dtype", [((1009,), -1, np.complex128), ((3, 97, 70), 1, np.complex64),
+                                                ((256, 1009), -1, np.complex128)])
+def test_bluestein_runs_a_prepared_job(shape, axis, dtype):
+    """Below 512 KB of convolution a Bluestein length has an entry: the planner's job on the plan
+    block (a batch on the pool), the general path's bits, and numpy's values."""
+    x = data(shape, dtype)
+    for name in ("fft", "ifft"):
+        _check(name, x, axis=axis)
+        assert _entry(name, x, axis=axis) is not None
+        assert np.array_equal(getattr(afft, name)(x, axis=axis), getattr(_api, name)(x, axis=axis))
 
 
 def test_entries_are_not_reused_across_keys():
