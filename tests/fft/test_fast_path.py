@@ -370,3 +370,20 @@ def test_long_real_input_is_converted_then_transformed():
         want = _api.fft(x)
         for _ in range(2):
             np.testing.assert_array_equal(afft.fft(x), want)
+
+
+def test_a_bluestein_job_that_ran_out_of_memory_raises():
+    """The thunks cannot raise: the entry's pass after a Bluestein job reads the job's status word
+    (set by a row that could not allocate its buffer) and raises MemoryError, once."""
+    from aot.fft._exec import _PLAN_JOB
+
+    x = data(1009, np.complex128)
+    afft.fft(x)
+    entry = _entry("fft", x)
+    assert entry is not None
+    jobs = [k for k in entry[6] if isinstance(k, np.ndarray) and k.dtype == np.int64 and k.size == len(_PLAN_JOB)]
+    assert len(jobs) == 1
+    jobs[0][_PLAN_JOB["status"]] = 1  # as a failed row leaves it
+    with pytest.raises(MemoryError, match="Bluestein transform of length 1009"):
+        afft.fft(x)
+    close(afft.fft(x), np.fft.fft(x))  # the status was reset
