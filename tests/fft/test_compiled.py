@@ -245,6 +245,21 @@ def test_unsplit_transforms_give_the_eager_bits(shape, axis, dtype):
         assert np.array_equal(got, aot_fn(x, axis=axis))
 
 
+def test_shared_library_bluestein_gives_the_eager_bits(tmp_path):
+    """A library bakes a short Bluestein length's plan block in (and runs the linked planner's exec
+    on it) and a long one's chirp kernel: the eager call's bits for both."""
+    import aot.fft as afft
+
+    def spectrum(a, b):
+        return np.fft.fft(a, norm="ortho"), np.fft.ifft(b, axis=0)
+
+    a, b = _data((3, 1009), np.complex128), _data((40009, 2), np.complex128)
+    lib = aot.aot_load(aot.aot_compile(spectrum, (a, b), path=tmp_path / "bluestein.so"))
+    got_a, got_b = lib(a, b)
+    assert np.array_equal(got_a, afft.fft(a, norm="ortho"))
+    assert np.array_equal(got_b, afft.ifft(b, axis=0))
+
+
 @pytest.mark.parametrize("shape, dtype", [((3, 1 << 16), np.complex128), ((2, 3, 1 << 16), np.complex64)])
 def test_batches_of_long_rows_split_as_eager(shape, dtype):
     """Each long row of a batch in the eager path's split, one after another; a copy into the
