@@ -38,7 +38,14 @@ from ir.types import ScalarType, TensorType
 
 from .fft import c2r_name, entry_name, r2c_name, use_bluestein
 from .fft.names import FLAG_BLOCK, FLAG_LANES, scratch_values
-from .fft.plan import bluestein_block, bluestein_chirp, bluestein_size, native_bluestein, unit_roots
+from .fft.plan import (
+    bluestein_block,
+    bluestein_chirp,
+    bluestein_kernel,
+    bluestein_size,
+    native_bluestein,
+    unit_roots,
+)
 from .fft.planner import plan_names
 from .graph_base import Desc, EntryCtx, contiguous_strides, entry_rule
 from .graph_fft_common import (  # noqa: F401  (kernel_precisions: re-exported for aot's loaders and linkers)
@@ -178,7 +185,7 @@ def _c2c(ectx: EntryCtx, cdtype, n, src, dst, howmany, strides: tuple, forward: 
     b = ectx.builder
     vlen = fft_vlen(ectx, cdtype)
     if _runtime_plan(n, cdtype):
-        block = ectx.host.constant("fft_blue", bluestein_block(n, cdtype.numpy)) if is_static(n) else None
+        block = _blue_block(ectx, cdtype, n) if is_static(n) else None
         dynamic_c2c(ectx, cdtype, n, src, dst, howmany, strides, forward, scale, vlen, block)
         return
 
@@ -266,6 +273,14 @@ def _runtime_plan(n, cdtype) -> bool:
     return not is_static(n) or (use_bluestein(n) and native_bluestein(n, cdtype.numpy.itemsize))
 
 
+def _blue_block(ectx: EntryCtx, cdtype, n: int) -> L.Value:
+    """The constant plan.bluestein_block of length n, once per entry (as plan_globals' tables)."""
+    key = ("fft_blue", cdtype, n)
+    if key not in ectx.helpers:
+        ectx.helpers[key] = ectx.host.constant("fft_blue", bluestein_block(n, cdtype.numpy))
+    return ectx.helpers[key]
+
+
 def _transform(ectx: EntryCtx, work: Desc, n: int, forward: bool, scale: float) -> Desc:
     """scale * DFT of each row of `work` (contiguous (batch..., n)); returns where the result is."""
     if _runtime_plan(n, work.dtype) or not use_bluestein(n):  # run-time plans choose Bluestein themselves
@@ -279,13 +294,8 @@ def _bluestein(ectx: EntryCtx, work: Desc, n: int, forward: bool, scale: float) 
     circular convolution of length n2 >= 2n - 1 run on direct plans; backward = conj(fwd(conj x))."""
     cdtype = work.dtype
     n2 = bluestein_size(n)
-    chirp = bluestein_chirp(n)
-    kern = np.zeros(n2, np.complex128)
-    kern[:n] = chirp
-    kern[n2 - n + 1:] = chirp[1:][::-1]
-    kern_f = np.fft.fft(kern) / n2  # in double whatever the precision, 1/n2 folded in
-    cc = _const_desc(ectx, "fft_chirp", np.conj(chirp), cdtype)
-    kf = _const_desc(ectx, "fft_bkern", kern_f, cdtype)
+    cc = _const_desc(ectx, "fft_chirp", np.conj(bluestein_chirp(n)), cdtype)
+    kf = _const_desc(ectx, "fft_bkern", bluestein_kernel(n), cdtype)
     big = ectx.alloc(TensorType(cdtype, work.static_shape[:-1] + (n2,)))
     fill(ectx, big, 0)
 

@@ -196,6 +196,15 @@ def _batch_dims(shape, axis, sstr, dstr):
     return merged
 
 
+def _cut(shape, axis: int, sstr, dstr) -> tuple:
+    """(the kernel's batch (howmany, idist, odist), the other batch dims, their index count) of a
+    pass along `axis`, as run_direct cuts it: the largest batch dim is the kernel's."""
+    dims = _batch_dims(shape, axis, sstr, dstr)
+    n = shape[axis]
+    main = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i))) if dims else (1, n, n)
+    return main, dims, int(np.prod([c for c, _, _ in dims]))
+
+
 def _elem_strides(a: np.ndarray) -> tuple | None:
     size = a.itemsize
     if any(s % size for s in a.strides):
@@ -492,9 +501,8 @@ def _native_bluestein(plan: BluesteinPlan, src: np.ndarray, dst: np.ndarray, for
     if sstr is None:
         src = src.copy()
         sstr = _elem_strides(src)
-    dims = _batch_dims(src.shape, axis, sstr, dstr)
-    howmany, idist, odist = dims.pop(max(range(len(dims)), key=lambda i: dims[i][0])) if dims else (1, 0, 0)
-    job = bluestein_job(k, plan, (howmany, idist, odist), (sstr[axis], dstr[axis]), forward, scale)
+    main, dims, _ = _cut(src.shape, axis, sstr, dstr)
+    job = bluestein_job(k, plan, main, (sstr[axis], dstr[axis]), forward, scale)
     sp, dp = _address(_ptr(src, k)), _address(_ptr(dst, k))
     itemsize = plan.cdtype.itemsize
     for index in itertools.product(*(range(c) for c, _, _ in dims)):

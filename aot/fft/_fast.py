@@ -35,6 +35,7 @@ from ._exec import (
     THREAD_HOOKS,
     _address,
     _batch_dims,
+    _cut,
     _elem_strides,
     _flags,
     _precision,
@@ -282,15 +283,6 @@ def _c2c_blocks(entry: _Entry, cdt: np.dtype, shape, axis: int, sstr, dstr, forw
         odist, flags, scratch[0].ctypes.data)
     blk.view(np.float64)[T.scale] = scale
     return _per_index(blk, dims, cdt.itemsize)
-
-
-def _cut(shape, axis: int, sstr, dstr) -> tuple:
-    """(the kernel's batch (howmany, idist, odist), the other batch dims, their index count) of a
-    pass along `axis`, as _exec.run_direct cuts it: the largest batch dim is the kernel's."""
-    dims = _batch_dims(shape, axis, sstr, dstr)
-    n = shape[axis]
-    main = dims.pop(max(range(len(dims)), key=lambda i: (dims[i][0], i))) if dims else (1, n, n)
-    return main, dims, int(np.prod([c for c, _, _ in dims]))
 
 
 def _rows_plan(n: int, cdt: np.dtype, forward: bool) -> tuple | None:

@@ -464,14 +464,6 @@ class Kernels:
         return ffi.cast("void (*)(int64_t *)", self._planner["job"])
 
     @functools.cached_property
-    def plan_exec(self):
-        """aot_fft_plan_exec_{p}(plan, src, dst, howmany, istride, idist, ostride, odist, flags,
-        scale) -> 0, or 1 when out of memory (codegen/fft/planner.py)."""
-        t = self.ctype
-        return ffi.cast(f"int32_t (*)(void *, {t} *, {t} *, int64_t, int64_t, int64_t, int64_t, int64_t, int32_t, {t})",
-                        self._planner["exec"])
-
-    @functools.cached_property
     def thunks(self) -> dict | None:
         """{kind: cffi function} of the eager fast path's call thunks (codegen/trampolines.py),
         or None when numpy's array struct is not as probed (the general path only)."""

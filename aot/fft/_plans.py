@@ -15,6 +15,7 @@ from codegen.fft.plan import (
     HEADER_FIELDS,
     bluestein_block,
     bluestein_chirp,
+    bluestein_kernel,
     bluestein_size,
     factorize,
     make_cplan,
@@ -92,7 +93,7 @@ def _native_plan(n: int, cdtype: np.dtype) -> tuple[np.ndarray, np.ndarray, _Blo
     return header, _view(base + words[FIELD_TW], cdtype, ntw), owner
 
 
-def _native_bluestein(n: int, n2: int, cdtype: np.dtype) -> tuple:
+def _held_block(n: int, n2: int, cdtype: np.dtype) -> tuple:
     """(block pointer, the array holding it, bytes) of plan.bluestein_block, 64-byte aligned, with
     the passes of n2 loaded (both directions: a call runs both)."""
     from ._native import loaded
@@ -124,19 +125,11 @@ class BluesteinPlan:
         self.factors = [n]
         self.block = None  # the kernel module's plan (native_bluestein), else the steps below
         if native_bluestein(n, cdtype.itemsize):
-            self.block, self._block, self.nbytes = _native_bluestein(n, self.n2, cdtype)
+            self.block, self._block, self.nbytes = _held_block(n, self.n2, cdtype)
             return
         self.inner = DirectPlan(self.n2, cdtype)
-        b = bluestein_chirp(n)
-        kernel = np.zeros(self.n2, np.complex128)
-        kernel[:n] = b
-        kernel[self.n2 - n + 1:] = b[1:][::-1]
-        # in double whatever the plan's precision, 1/n2 folded in: numpy's transform, as a compiled
-        # graph bakes it in (graph_fft._bluestein), for the same bits
-        from numpy.fft import fft
-
-        self.kernel_f = (fft(kernel) / self.n2).astype(cdtype)
-        self.chirp_conj = np.conj(b).astype(cdtype)
+        self.kernel_f = bluestein_kernel(n).astype(cdtype)  # as a compiled graph bakes it in
+        self.chirp_conj = np.conj(bluestein_chirp(n)).astype(cdtype)
         self.nbytes = self.inner.nbytes + self.kernel_f.nbytes + self.chirp_conj.nbytes
 
 

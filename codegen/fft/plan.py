@@ -140,6 +140,20 @@ def native_bluestein(n: int, itemsize: int) -> bool:
     return bluestein_size(n) * itemsize < HALVES_MIN_BYTES
 
 
+def bluestein_kernel(n: int) -> np.ndarray:
+    """The DFT of Bluestein's chirp kernel (the chirp at k and n2 - k, zero between), divided by
+    n2 = bluestein_size(n): complex128 whatever the plan's precision, by numpy's transform, so that
+    an eager plan and a compiled graph hold the same bits."""
+    from numpy.fft import fft
+
+    n2 = bluestein_size(n)
+    b = bluestein_chirp(n)
+    kernel = np.zeros(n2, np.complex128)
+    kernel[:n] = b
+    kernel[n2 - n + 1:] = b[1:][::-1]
+    return fft(kernel) / n2
+
+
 def bluestein_block(n: int, dtype) -> np.ndarray:
     """The kernel module's plan block of a Bluestein transform of length n (planner.py's layout,
     which its `exec` runs), with this module's values: plan.py's plan of bluestein_size(n), the
@@ -147,16 +161,10 @@ def bluestein_block(n: int, dtype) -> np.ndarray:
     transform), rounded to `dtype`. An eager call and a compiled graph (a constant) run the same
     block, so the same bits; the planner's own Bluestein plans (symbolic lengths) are within an
     ulp of it. uint8, 64-byte aligned offsets (the caller aligns the start)."""
-    from numpy.fft import fft
-
     dtype = np.dtype(dtype)
     n2 = bluestein_size(n)
     cp = make_cplan(n2, dtype)
-    b = bluestein_chirp(n)
-    kernel = np.zeros(n2, np.complex128)
-    kernel[:n] = b
-    kernel[n2 - n + 1:] = b[1:][::-1]
-    tables = [cp.header, cp.twiddles, np.conj(b).astype(dtype), (fft(kernel) / n2).astype(dtype)]
+    tables = [cp.header, cp.twiddles, np.conj(bluestein_chirp(n)).astype(dtype), bluestein_kernel(n).astype(dtype)]
     offsets, off = [], 128  # planner.META_BYTES: the eight words first
     for t in tables:
         offsets.append(off)

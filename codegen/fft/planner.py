@@ -601,24 +601,24 @@ class _Planner:
         b.ret(L.Constant(I32, 0))
 
     def _chunk(self, run: L.Function) -> None:
-        """void chunk(i64 *args, lo, hi): `exec` of transforms lo..hi of args = [plan, src, dst,
-        istride, idist, ostride, odist, flags, scale (a double's bits), status]: a pool's kernel
+        """void chunk(i64 *args, lo, hi): `exec` of transforms lo..hi of args (names.PLAN_JOB's first
+        ten words: plan ... scale (a double's bits), status): a pool's kernel
         (codegen/kernels/common.KERNEL_TYPE), so an eager batch splits over the process's pool;
         status becomes 1 when a chunk runs out of memory."""
         fn = L.Function(self.mod, L.FunctionType(L.VoidType(), [PTR, I64, I64]), name=self.names["chunk"])
         args, lo, hi = fn.args
         b = Builder(fn.append_basic_block("entry"))
-        word = [b.load(b.gep(args, [i64(k)], source_etype=I64), typ=I64) for k in range(9)]
-        plan, src, dst = (b.inttoptr(w, PTR) for w in word[:3])
-        istr, idist, ostr, odist = word[3:7]
-        scale = b.bitcast(word[8], F64)
+        word = {f: b.load(b.gep(args, [i64(PLAN_JOB.index(f))], source_etype=I64), typ=I64) for f in PLAN_JOB[:9]}
+        plan, src, dst = (b.inttoptr(word[f], PTR) for f in ("plan", "src", "dst"))
+        istr, idist, ostr, odist = (word[f] for f in ("istride", "idist", "ostride", "odist"))
+        scale = b.bitcast(word["scale"], F64)
         if self.ft != F64:
             scale = b.fptrunc(scale, self.ft)
         s = b.gep(src, [b.shl(b.mul(lo, idist), i64(1))], source_etype=self.ft)
         d = b.gep(dst, [b.shl(b.mul(lo, odist), i64(1))], source_etype=self.ft)
-        rc = b.call(run, [plan, s, d, b.sub(hi, lo), istr, idist, ostr, odist, b.trunc(word[7], I32), scale])
+        rc = b.call(run, [plan, s, d, b.sub(hi, lo), istr, idist, ostr, odist, b.trunc(word["flags"], I32), scale])
         with b.if_then(b.icmp_signed("!=", rc, L.Constant(I32, 0))):
-            b.store(i64(1), b.gep(args, [i64(9)], source_etype=I64))
+            b.store(i64(1), b.gep(args, [i64(PLAN_JOB.index("status"))], source_etype=I64))
         b.ret_void()
         return fn
 

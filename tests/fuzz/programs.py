@@ -274,7 +274,7 @@ def _ill_conditioned(step: tuple, pool: list, n_inputs: int, out: np.ndarray) ->
     if name == "power" and kind in ("binary", "scalar"):
         base = np.asarray(pool[step[2]])
         expo = np.asarray(pool[step[3]]) if kind == "binary" else np.asarray(step[3])
-        if step[0] == "scalar" and step[4]:
+        if kind == "scalar" and step[4]:
             base, expo = expo, base
         if out.dtype.kind != "c":
             return False
