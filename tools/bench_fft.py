@@ -17,7 +17,9 @@ Bluestein's for primes and lengths with a large prime factor), and batches on tw
 --overhead prints only the per-call overhead of small eager calls: the call's time against the
 kernel-only time (the same native calls with the arguments prepared and the output allocated
 once, less cffi's cost of a call), measured in alternating batches (medians), with numpy's time
-for the same call; and small calls outside the fast path (odd lengths, padding, other axes, hfft)
+for the same call; and small calls whose kernels need a copy of the input first (odd real lengths,
+padding, other axes, hfft: composed entries) against numpy and aot's general path (_api, what
+such a call ran before it had an entry)
 against numpy.
 """
 from __future__ import annotations
@@ -259,7 +261,7 @@ def overhead_rows(quick: bool = False) -> list[dict]:
     return rows
 
 
-# calls that take the general path (numpy's full argument semantics in Python): kwargs per case
+# calls that run composed entries (aot/fft/_composed.py) after their first: kwargs per case
 GENERAL_CASES = [
     ("rfft odd n=1001", "rfft", (1001,), np.float64, {}),
     ("rfft n=1001 padded to 2048", "rfft", (1001,), np.float64, {"n": 2048}),
@@ -271,19 +273,21 @@ GENERAL_CASES = [
 
 
 def general_rows(quick: bool = False) -> list[dict]:
-    """Median times of small calls outside the fast path, aot against numpy (alternating batches)."""
+    """Median times of small calls that run composed entries, aot against numpy and aot's general
+    path (alternating batches)."""
     import aot.fft as afft
+    from aot.fft import _api
 
     _set_threads(1)
     rows = []
     for label, name, shape, dtype, kw in GENERAL_CASES:
         x = _data(shape, dtype, real=np.dtype(dtype).kind == "f")
-        fa, fn = getattr(afft, name), getattr(np.fft, name)
+        fa, fn, fg = getattr(afft, name), getattr(np.fft, name), getattr(_api, name)
         np.testing.assert_allclose(fa(x, **kw), fn(x, **kw), rtol=1e-9, atol=1e-9)
-        fns = [lambda fa=fa, x=x, kw=kw: fa(x, **kw), lambda fn=fn, x=x, kw=kw: fn(x, **kw)]
-        aots, nps = _interleaved(fns, 100 if quick else 500, 9 if quick else 21)
+        fns = [lambda f=f, x=x, kw=kw: f(x, **kw) for f in (fa, fn, fg)]
+        aots, nps, gens = _interleaved(fns, 100 if quick else 500, 9 if quick else 21)
         rows.append({"case": f"{label} [{np.dtype(dtype).name}]", "aot": statistics.median(aots),
-                     "numpy": statistics.median(nps)})
+                     "numpy": statistics.median(nps), "aot general path": statistics.median(gens)})
     return rows
 
 
@@ -299,7 +303,7 @@ def main(argv=None) -> None:
     if args.overhead:
         print_table("per-call overhead of eager calls, one thread (overhead = call - kernel only)",
                     overhead_rows(args.quick), baseline="call", results=res, notes={"aot threads": 1})
-        print_table("small calls outside the fast path, one thread", general_rows(args.quick), results=res,
+        print_table("small calls that copy their input first, one thread", general_rows(args.quick), results=res,
                     notes={"aot threads": 1})
         _write(res, args.json)
         return

@@ -118,7 +118,7 @@ def miss(kind: str, a: np.ndarray, n, axis, norm):
     cache = local.cache
     entry = _prepare(kind, a, n, axis, norm)
     e = entry.done() if entry else False
-    if e:
+    if e and type(e) is tuple:
         _tables.kind(kind).install((n, axis, norm), a, entry, kernels(entry.precision))
     if len(cache) >= _MAX_ENTRIES:
         cache.clear()
@@ -128,7 +128,9 @@ def miss(kind: str, a: np.ndarray, n, axis, norm):
 
 def run(e: tuple, a: np.ndarray, res: np.ndarray | None = None) -> np.ndarray:
     """The output of entry `e` for input `a`: allocated (or `res`, fit for it: call_into), then
-    the kernel calls (thunk, block)."""
+    the kernel calls (thunk, block); a composed entry (_composed) makes its own."""
+    if type(e) is not tuple:
+        return e(a)
     shape, dtype, convert, thunk, blk, more, _ = e
     if convert:  # real input of a complex transform: convert, then transform in place
         if res is None:
@@ -162,7 +164,7 @@ def call_into(kind: str, a: np.ndarray, n, axis, norm, out: np.ndarray):
         if call(kind, a, n, axis, norm) is None:
             return None
         e = cache.get(key)
-    if not e or not fits(e, a, out):
+    if not e or type(e) is not tuple or not fits(e, a, out):
         return None
     cache.hits += 1
     return run(e, a, out)
@@ -186,8 +188,8 @@ def kernel_only(kind: str, a: np.ndarray, n=None, axis=None, norm=None):
     output allocated once): the time the fast path cannot save."""
     call(kind, a, n, axis, norm)
     e = entry(kind, a, n, axis, norm)
-    if e is None:
-        raise ValueError(f"{kind}: this call takes the general path (no prepared entry)")
+    if e is None or type(e) is not tuple:
+        raise ValueError(f"{kind}: this call takes the general path or a composed entry (no kernel-only call)")
     shape, dtype, convert, thunk, blk, more, _ = e
     res = a.astype(dtype) if convert else np.empty(shape, dtype)
     src, dst = id(res if convert else a), id(res)
@@ -441,8 +443,9 @@ def _prep_c2c(forward: bool):
     def prep(a, n, axis, norm):
         ax = _axis(a, axis)
         n = _api._check_n(a.shape[ax] if n is None else n)
-        entry = _c2c_passes(a, [n], [ax], forward, norm)
-        return entry
+        if n > a.shape[ax] and a.dtype in _CPLX + _REAL:
+            return _composed().c2c_padded(a, n, ax, forward, norm)
+        return _c2c_passes(a, [n], [ax], forward, norm)
 
     return prep
 
@@ -532,19 +535,36 @@ def _c2r_block(entry: _Entry, shape, sstr, cdt: np.dtype, n: int, norm):
     return blk
 
 
-def _prep_rfft(a, n, axis, norm):
+def _prep_rfft(a, n, axis, norm, conj: bool = False):
+    """rfft (ihfft: `conj`, norm swapped): the native entry, else a composed one (_composed)."""
     ax = _axis(a, axis)
-    if ax != a.ndim - 1:
-        return None
-    entry = _r2c_entry(a, _api._check_n(a.shape[ax] if n is None else n), norm)
-    return entry
+    n = _api._check_n(a.shape[ax] if n is None else n)
+    entry = _r2c_entry(a, n, norm) if ax == a.ndim - 1 and not conj else None
+    return entry or _composed().r2c(a, n, ax, norm, conj)
 
 
-def _prep_irfft(a, n, axis, norm):
-    if _axis(a, axis) != a.ndim - 1:
-        return None
-    entry = _c2r_entry(a, n, norm)
-    return entry
+def _prep_irfft(a, n, axis, norm, conj: bool = False):
+    """irfft (hfft: `conj`, norm swapped): the native entry, else a composed one (_composed)."""
+    ax = _axis(a, axis)
+    n = _api._check_n((a.shape[ax] - 1) * 2 if n is None else n)
+    entry = _c2r_entry(a, n, norm) if ax == a.ndim - 1 and not conj else None
+    return entry or _composed().c2r(a, n, ax, norm, conj)
+
+
+def _prep_hermitian(prep):
+    """hfft and ihfft: irfft of the input's conjugate and the conjugate of rfft, norms swapped."""
+
+    def hermitian(a, n, axis, norm):
+        _api._check_norm(norm)
+        return prep(a, n, axis, _api._SWAP[norm], conj=True)
+
+    return hermitian
+
+
+def _composed():
+    from . import _composed  # (it imports this module: loaded by the first miss that needs it)
+
+    return _composed
 
 
 def _prep_rfftn(default_axes):
@@ -605,6 +625,7 @@ def _prep_irfftn(default_axes):
 
 _PREPARE = {
     "fft": _prep_c2c(True), "ifft": _prep_c2c(False), "rfft": _prep_rfft, "irfft": _prep_irfft,
+    "hfft": _prep_hermitian(_prep_irfft), "ihfft": _prep_hermitian(_prep_rfft),
     "fftn": _prep_c2cn(True, None), "ifftn": _prep_c2cn(False, None),
     "fft2": _prep_c2cn(True, [-2, -1]), "ifft2": _prep_c2cn(False, [-2, -1]),
     "rfftn": _prep_rfftn(None), "rfft2": _prep_rfftn([-2, -1]),

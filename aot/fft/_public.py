@@ -60,6 +60,8 @@ def _one_d(impl):
             e = cache.get((kind, a.shape, a.strides, a.dtype, n, ax, norm))
             if e:
                 cache.hits += 1
+                if e.__class__ is not tuple:  # a composed entry (_composed)
+                    return e(a)
                 shape, dtype, convert, thunk, blk, more, _ = e
                 if convert:
                     res = a.astype(dtype)
@@ -112,6 +114,7 @@ def _n_d(impl, default_axes):
     return _named(public, impl)
 
 
-fft, ifft, rfft, irfft = (_one_d(f) for f in (_api.fft, _api.ifft, _api.rfft, _api.irfft))
+fft, ifft, rfft, irfft, hfft, ihfft = (_one_d(f) for f in (_api.fft, _api.ifft, _api.rfft, _api.irfft, _api.hfft,
+                                                         _api.ihfft))
 fftn, ifftn, rfftn, irfftn = (_n_d(f, None) for f in (_api.fftn, _api.ifftn, _api.rfftn, _api.irfftn))
 fft2, ifft2, rfft2, irfft2 = (_n_d(f, _AXES2) for f in (_api.fft2, _api.ifft2, _api.rfft2, _api.irfft2))

@@ -1,0 +1,173 @@
+"""Fast entries for calls whose kernels need a copy of the input first: real transforms along an
+axis other than the last, zero padding, odd lengths of the real transforms, hfft and ihfft.
+
+The general path (_api, _real) decides on every call how to copy and which kernels to run, in
+~15 us of Python: more than numpy's whole call for small arrays. A composed entry makes those
+decisions once per key (_fast's key: kind, shape, strides, dtype, n, axis, norm). A call then
+copies the input into the layout the general path would give its kernels, runs a prepared
+native entry of _fast on it, and makes the output as the general path does: the same kernels on
+the same values in the same order, so the same bits (tests/fft/test_composed.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _api, _fast
+from ._exec import new_array
+
+
+class Composed:
+    """A prepared call: `pre(a)` is the inner entry's input, `post(y)` the result from its output
+    (`inner`: a _fast entry tuple, for the layout `pre` makes)."""
+
+    __slots__ = ("inner", "post", "pre", "run")
+
+    def __init__(self, pre, inner: tuple, post, run):
+        self.pre, self.inner, self.post, self.run = pre, inner, post, run
+
+    def __call__(self, a: np.ndarray) -> np.ndarray:
+        return self.post(self.run(self.inner, self.pre(a)))
+
+    def done(self) -> Composed:
+        return self
+
+
+def _moved(a: np.ndarray, ax: int) -> tuple | None:
+    """The permutation that moves axis `ax` last (np.moveaxis's order), or None when it is last."""
+    last = a.ndim - 1
+    return None if ax == last else tuple(d for d in range(a.ndim) if d != ax) + (ax,)
+
+
+def _lead(a: np.ndarray, perm) -> tuple:
+    """The shape of `a` with the transform axis moved last, less that axis."""
+    return tuple(a.shape[d] for d in perm[:-1]) if perm else a.shape[:-1]
+
+
+def _fitter(perm, m: int, n: int, dtype: np.dtype, shape: tuple):
+    """x -> x (axis moved last) cropped or zero-padded to n along it, as a new C-ordered array of
+    `dtype` (or x itself when it already is one: ascontiguousarray)."""
+
+    def fit(x):
+        v = x.transpose(perm) if perm else x
+        if m < n:
+            out = np.zeros(shape, dtype)
+            out[..., :m] = v
+            return out
+        v = v[..., :n] if m > n else v
+        return np.ascontiguousarray(v) if v.dtype == dtype else np.array(v, dtype, order="C")
+
+    return fit
+
+
+def _placer(perm, out_shape: tuple, dtype: np.dtype, rows: int | None = None):
+    """y (transform axis last) -> the result: y itself, or copied into a new array with the axis
+    back in place (the first `rows` elements of each row)."""
+    if perm is None and rows is None:
+        return lambda y: y
+
+    def place(y):
+        res = new_array(out_shape, dtype)
+        np.copyto(res.transpose(perm) if perm else res, y[..., :rows] if rows is not None else y)
+        return res
+
+    return place
+
+
+def _conj_in(fit):
+    return lambda x: fit(np.conjugate(x))
+
+
+def _conj_out(place):
+    def conj(y):
+        res = place(y)
+        return np.conjugate(res, out=res)
+
+    return conj
+
+
+def c2c_padded(a: np.ndarray, n: int, ax: int, forward: bool, norm) -> Composed | None:
+    """fft/ifft with n > the input's length: _api._c2c_axis's zero-padded copy (C-ordered, the
+    axis in place), transformed."""
+    cdt = _api._complex_dtype(a.dtype)
+    shape = a.shape[:ax] + (n,) + a.shape[ax + 1:]
+    m = a.shape[ax]
+    where = (slice(None),) * ax + (slice(0, m),)
+
+    def fit(x):
+        out = np.zeros(shape, cdt)
+        out[where] = x
+        return out
+
+    inner = _fast._c2c_passes(np.empty(shape, cdt), [n], [ax], forward, norm)
+    return Composed(fit, inner.done(), lambda y: y, _fast.run) if inner else None
+
+
+def r2c(a: np.ndarray, n: int, ax: int, norm, conj: bool = False) -> Composed | None:
+    """rfft (ihfft: `conj` of the result, norm already swapped) as _real.r2c runs it: even n, the
+    half-length kernel and its post pass on a C-ordered copy with the axis last; odd n, the full
+    complex transform of a complex copy, its first n//2 + 1 values."""
+    if a.dtype not in _fast._REAL:
+        return None
+    perm, m = _moved(a, ax), a.shape[ax]
+    lead, cdt, h = _lead(a, perm), np.result_type(a.dtype, 1j), n // 2
+    out_shape = a.shape[:ax] + (h + 1,) + a.shape[ax + 1:]
+    if n % 2 == 0:
+        inner = _fast._r2c_entry(np.empty(lead + (n,), a.dtype), n, norm)
+        fit, place = _fitter(perm, m, n, a.dtype, lead + (n,)), _placer(perm, out_shape, cdt)
+    else:
+        inner = _fast._c2c_passes(np.empty(lead + (n,), cdt), [n], [len(lead)], True, norm)
+        fit, place = _fitter(perm, m, n, cdt, lead + (n,)), _placer(perm, out_shape, cdt, h + 1)
+    if not inner:
+        return None
+    return Composed(fit, inner.done(), _conj_out(place) if conj else place, _fast.run)
+
+
+def c2r(a: np.ndarray, n: int, ax: int, norm, conj: bool = False) -> Composed | None:
+    """irfft (hfft: of the input's conjugate, norm already swapped) as _real.c2r runs it: even n,
+    the pre pass and the half-length kernel on a C-ordered copy of n//2 + 1 values with the axis
+    last; odd n, the full inverse transform (unscaled) of the Hermitian extension, its real part
+    times the scale."""
+    if a.dtype not in _fast._CPLX:
+        return None
+    perm, m, mh = _moved(a, ax), a.shape[ax], n // 2 + 1
+    lead, rdt = _lead(a, perm), _api._real_dtype(a.dtype)
+    out_shape = a.shape[:ax] + (n,) + a.shape[ax + 1:]
+    if n % 2 == 0:
+        inner = _fast._c2r_entry(np.empty(lead + (mh,), a.dtype), n, norm)
+        pre, post = _fitter(perm, m, mh, a.dtype, lead + (mh,)), _placer(perm, out_shape, rdt)
+    else:
+        inner = _fast._c2c_passes(np.empty(lead + (n,), a.dtype), [n], [len(lead)], False, "forward")
+        pre = _hermitian(perm, m, lead + (n,), a.dtype, n)
+        post = _real_part(perm, out_shape, rdt, _api._scale(norm, n, False))
+    if not inner:
+        return None
+    return Composed(_conj_in(pre) if conj else pre, inner.done(), post, _fast.run)
+
+
+def _hermitian(perm, m: int, shape: tuple, cdt: np.dtype, n: int):
+    """x -> the n values whose inverse transform is real (axis last): x's first n//2 + 1 (zero
+    padded), then the conjugates of values hm..1 (_real.c2r's odd lengths)."""
+    hm, mh = (n - 1) // 2, n // 2 + 1
+
+    def extend(x):
+        v = x.transpose(perm) if perm else x
+        y = new_array(shape, cdt)
+        if m >= mh:
+            y[..., :mh] = v[..., :mh]
+        else:
+            y[..., m:mh] = 0
+            y[..., :m] = v
+        if hm:
+            y[..., n - hm:] = np.conj(y[..., hm:0:-1])
+        return y
+
+    return extend
+
+
+def _real_part(perm, out_shape: tuple, rdt: np.dtype, scale: float):
+    def real(y):
+        res = new_array(out_shape, rdt)
+        np.multiply(y.real, scale, out=res.transpose(perm) if perm else res)
+        return res
+
+    return real
