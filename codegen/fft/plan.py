@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 # radices with a generated codelet, in the order a factorisation extracts them
-CODELET_RADICES = (2, 3, 4, 5, 7, 8)
+CODELET_RADICES = (2, 3, 4, 5, 7, 8, 11, 13)
 HEADER_FIELDS = 5
 TWIDDLE_BLOCK = 64  # B of the two-level tables: a multiple of every VLEN, so a vector's fine part is one load
 TWO_LEVEL_MIN_IDO = 1024  # shorter passes' full tables are small enough (and stay in cache)

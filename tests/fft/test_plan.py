@@ -75,11 +75,11 @@ def test_header_layout():
 
 
 def test_generic_radix_gets_its_root_table():
-    p = make_cplan(11 * 4, np.complex128)
+    p = make_cplan(17 * 4 * 11, np.complex128)  # 17 runs on the generic pass, 11 and 4 on codelets
     rows = p.header[2:].reshape(-1, HEADER_FIELDS)
-    cs_off = next(r for r in rows if r[0] == 11)[4]
-    assert cs_off >= 0 and all(r[4] == -1 for r in rows if r[0] != 11)
-    np.testing.assert_allclose(p.twiddles[cs_off:cs_off + 11], np.exp(2j * np.pi * np.arange(11) / 11), atol=1e-15)
+    cs_off = next(r for r in rows if r[0] == 17)[4]
+    assert cs_off >= 0 and all(r[4] == -1 for r in rows if r[0] != 17)
+    np.testing.assert_allclose(p.twiddles[cs_off:cs_off + 17], np.exp(2j * np.pi * np.arange(17) / 17), atol=1e-15)
 
 
 def _exact_root(m: int, n: int) -> complex:
