@@ -169,7 +169,7 @@ class _Planner:
         """i64 factorize(n, i64 *facts): plan.factorize's order; returns the count."""
         fn, b, v = _function(self.mod, "aot_fft_factorize", I64, [I64, PTR])
         n0, facts = fn.args
-        n, k, eights, two, p = v.new(n0), v.new(0), v.new(0), v.new(1), v.new(3)
+        n, k, eights, two, threes, p = v.new(n0), v.new(0), v.new(0), v.new(1), v.new(0), v.new(5)
 
         def push(x):
             kk = v.get(k)
@@ -185,6 +185,13 @@ class _Planner:
         with while_loop(b, divides(i64(2)), "twos"):
             v.set(two, b.mul(v.get(two), i64(2)))
             v.set(n, b.sdiv(v.get(n), i64(2)))
+        with while_loop(b, divides(i64(3)), "threes"):
+            v.set(threes, b.add(v.get(threes), i64(1)))
+            v.set(n, b.sdiv(v.get(n), i64(3)))
+        with b.if_then(b.icmp_signed("==", b.srem(v.get(threes), i64(2)), i64(1))):
+            push(i64(3))
+        with for_range(b, 0, b.sdiv(v.get(threes), i64(2)), name="nines"):
+            push(i64(9))
         with while_loop(b, lambda: _square_le(b, v.get(p), v.get(n)), "odd"):
             with while_loop(b, lambda: divides(v.get(p))(), "odd.div"):
                 push(v.get(p))

@@ -18,10 +18,10 @@ ffi = cffi.FFI()
 _SIG = ("void(*)(const int64_t *, const {T} *, const {T} *, {T} *, int64_t, int64_t, int64_t, int64_t, "
         "int64_t, int32_t, {T}, {T} *)")
 _TYPES = {"f64": ("double", np.float64, np.complex128, 1e-14), "f32": ("float", np.float32, np.complex64, 2e-6)}
-# odd and even radix mixes, ido == VLEN/2 passes, last radices below VLEN, the codelets of 11 and 13,
-# generic radices (17, 19, 23)
+# odd and even radix mixes, ido == VLEN/2 passes, last radices below VLEN, the codelets of 9, 11 and
+# 13, generic radices (17, 19, 23)
 SIZES = [2, 3, 6, 8, 12, 16, 20, 24, 32, 48, 64, 96, 100, 128, 250, 256, 1000, 1024, 1536, 4096, 176, 832, 1001,
-         272, 608, 23 * 8]
+         144, 216, 243, 272, 608, 23 * 8]
 
 
 @functools.cache

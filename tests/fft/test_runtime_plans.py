@@ -108,7 +108,8 @@ def test_cache_slot_reuses_and_replaces(native):
 
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
-@pytest.mark.parametrize("n", [NATIVE_PLAN_MIN, 3 << 16, 40000, 5**7, 36992, 240240, 1 << 20])
+@pytest.mark.parametrize("n", [NATIVE_PLAN_MIN, 3 << 16, 40000, 5**7, 36992, 240240, 1 << 20, 3**10, 9 << 15,
+                               27 * 5**5])
 def test_native_direct_plans_are_plan_py_bits(n, dtype):
     """Eager plans from NATIVE_PLAN_MIN on come from the native planner, and a compiled graph bakes
     in plan.py's: the same header and the same twiddle bits (generic radices' tables too)."""
