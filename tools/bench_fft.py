@@ -18,8 +18,8 @@ Bluestein's for primes and lengths with a large prime factor), and batches on tw
 kernel-only time (the same native calls with the arguments prepared and the output allocated
 once, less cffi's cost of a call), measured in alternating batches (medians), with numpy's time
 for the same call; and small calls whose kernels need a copy of the input first (odd real lengths,
-padding, other axes, hfft: composed entries) against numpy and aot's general path (_api, what
-such a call ran before it had an entry)
+padding, other axes, hfft: composed entries) or that give n-D transforms `s` and `axes`, against numpy
+and aot's general path (_api, what such a call ran before it had an entry)
 against numpy.
 """
 from __future__ import annotations
@@ -261,7 +261,8 @@ def overhead_rows(quick: bool = False) -> list[dict]:
     return rows
 
 
-# calls that run composed entries (aot/fft/_composed.py) after their first: kwargs per case
+# calls that run composed entries (aot/fft/_composed.py) or n-D entries keyed by s and axes after
+# their first: kwargs per case
 GENERAL_CASES = [
     ("rfft odd n=1001", "rfft", (1001,), np.float64, {}),
     ("rfft n=1001 padded to 2048", "rfft", (1001,), np.float64, {"n": 2048}),
@@ -269,6 +270,8 @@ GENERAL_CASES = [
     ("irfft odd n=1001", "irfft", (501,), np.complex128, {"n": 1001}),
     ("hfft n=1024", "hfft", (1024,), np.complex128, {}),
     ("ihfft n=1001", "ihfft", (1001,), np.float64, {}),
+    ("fftn (8,32,32) axes=(1,2)", "fftn", (8, 32, 32), np.complex128, {"axes": (1, 2)}),
+    ("irfft2 (128,65) s=(128,128)", "irfft2", (128, 65), np.complex128, {"s": (128, 128)}),
 ]
 
 
@@ -303,7 +306,7 @@ def main(argv=None) -> None:
     if args.overhead:
         print_table("per-call overhead of eager calls, one thread (overhead = call - kernel only)",
                     overhead_rows(args.quick), baseline="call", results=res, notes={"aot threads": 1})
-        print_table("small calls that copy their input first, one thread", general_rows(args.quick), results=res,
+        print_table("small calls that copy their input first or give s and axes, one thread", general_rows(args.quick), results=res,
                     notes={"aot threads": 1})
         _write(res, args.json)
         return

@@ -147,6 +147,20 @@ def run(e: tuple, a: np.ndarray, res: np.ndarray | None = None) -> np.ndarray:
     return res
 
 
+def call_nd(kind: str, a: np.ndarray, s: tuple | None, axes: tuple | None, norm):
+    """As call, for an n-D transform with `s` and `axes` given as tuples of ints (None: the
+    default), checked by the caller (_public.nd_args); they take the key's n and axis places."""
+    if not (norm is None or type(norm) is str):
+        return None
+    e = local.cache.get((kind, a.shape, a.strides, a.dtype, s, axes, norm))
+    if e is None:
+        return miss(kind, a, s, axes, norm)
+    if not e:
+        return None
+    local.cache.hits += 1
+    return run(e, a)
+
+
 def _simple(n, axis, norm) -> bool:
     return ((n is None or type(n) is int) and (axis is None or type(axis) is int)
             and (norm is None or type(norm) is str))
@@ -450,11 +464,21 @@ def _prep_c2c(forward: bool):
     return prep
 
 
+def _resized(a: np.ndarray, lengths, axes) -> bool:
+    """Whether `s` crops or pads an axis other than the first one transformed (the last of
+    `axes`): the general path resizes each axis just before its pass, so the earlier passes' batches
+    hold more rows than a prepared entry's would (other batches, other bits)."""
+    return any(n != a.shape[ax] for n, ax in zip(lengths[:-1], axes[:-1]))
+
+
 def _prep_c2cn(forward: bool, default_axes):
+    """n-D complex transforms; `n` and `axis` hold the call's `s` and `axes` (tuples, call_nd; None:
+    the defaults)."""
+
     def prep(a, n, axis, norm):
-        lengths, axes = _api._cook(a, None, default_axes)
+        lengths, axes = _api._cook(a, n, default_axes if axis is None else axis)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
-        if not axes or len(set(axes)) != len(axes):
+        if not axes or len(set(axes)) != len(axes) or _resized(a, lengths, axes):
             return None
         entry = _c2c_passes(a, lengths, axes, forward, norm)
         return entry
@@ -569,9 +593,9 @@ def _composed():
 
 def _prep_rfftn(default_axes):
     def prep(a, n, axis, norm):
-        lengths, axes = _api._cook(a, None, default_axes)
+        lengths, axes = _api._cook(a, n, default_axes if axis is None else axis)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
-        if not axes or axes[-1] != a.ndim - 1 or len(set(axes)) != len(axes):
+        if not axes or axes[-1] != a.ndim - 1 or len(set(axes)) != len(axes) or _resized(a, lengths, axes):
             return None
         entry = _r2c_entry(a, lengths[-1], norm)
         if entry is None:
@@ -593,10 +617,10 @@ def _prep_irfftn(default_axes):
     thread), in place there, then the c2r pass from it into the output."""
 
     def prep(a, n, axis, norm):
-        lengths, axes = _api._cook(a, None, default_axes, invreal=True)
+        lengths, axes = _api._cook(a, n, default_axes if axis is None else axis, invreal=True)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
         if (a.dtype not in _CPLX or not axes or axes[-1] != a.ndim - 1 or len(set(axes)) != len(axes)
-                or np.prod(a.shape) >= _PARALLEL_MIN_WORK):
+                or np.prod(a.shape) >= _PARALLEL_MIN_WORK or _resized(a, lengths, axes)):
             return None
         cdt = a.dtype
         work = np.empty(a.shape, cdt)

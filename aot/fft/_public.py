@@ -11,7 +11,7 @@ import numpy as np
 from ..dispatch import find_handler
 from . import _api, _tables
 from ._exec import new_array
-from ._fast import call, call_into, local, miss
+from ._fast import call, call_into, call_nd, local, miss
 
 _ndarray = np.ndarray
 _AXES2 = (-2, -1)  # the default `axes` of the 2-D transforms; `is` tells it from a caller's tuple
@@ -24,6 +24,19 @@ def _general(public, impl, a, **kwargs):
         given = {k: v for k, v in kwargs.items() if v is not None and v is not _AXES2}
         return type(handler).__aot_function__(handler, public, (a,), given)
     return impl(a, **kwargs)
+
+
+_NO = object()  # an argument the n-D fast path does not key: the general path takes the call
+
+
+def _ints(v):
+    """v (s or axes) as a key: None, or a tuple of Python ints; _NO for anything else (numpy
+    integers, None inside, other types: the general path checks and converts them)."""
+    if v is None:
+        return None
+    if type(v) in (tuple, list) and all(type(x) is int for x in v):
+        return tuple(v)
+    return _NO
 
 
 def _named(fn, impl):
@@ -88,7 +101,8 @@ def _one_d(impl):
 
 def _n_d(impl, default_axes):
     """fft2/fftn/... : the fast path for default `s` and `axes` (their kernels are longer, so the
-    extra call of _fast.call matters less)."""
+    extra call of _fast.call matters less), and for `s` and `axes` given as tuples or lists of
+    ints (keyed by them: _fast.call_nd)."""
     kind = impl.__name__
     tables = _tables.kind(kind)
     table, by_norm = tables.default, tables.by_norm
@@ -107,6 +121,15 @@ def _n_d(impl, default_axes):
                         return res
             elif type(out) is _ndarray and type(a) is _ndarray:
                 res = call_into(kind, a, None, None, norm, out)
+                if res is not None:
+                    return res
+        elif out is None and dim is None and type(a) is _ndarray:  # given s or axes: keyed by them
+            # (a caller's axes=None means every axis, not the default (-2, -1) of the 2-D forms; fftn
+            # with s and no axes warns, as numpy does, on the general path)
+            key_s = _ints(s)
+            key_axes = None if axes is default_axes else _NO if axes is None else _ints(axes)
+            if key_s is not _NO and key_axes is not _NO and (key_axes is not None or default_axes is not None):
+                res = call_nd(kind, a, key_s, key_axes, norm)
                 if res is not None:
                     return res
         return _general(public, impl, a, s=s, axes=axes, norm=norm, out=out, dim=dim)

@@ -387,3 +387,34 @@ def test_a_bluestein_job_that_ran_out_of_memory_raises():
     with pytest.raises(MemoryError, match="Bluestein transform of length 1009"):
         afft.fft(x)
     close(afft.fft(x), np.fft.fft(x))  # the status was reset
+
+
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "fft2", "ifft2", "rfftn", "rfft2", "irfftn", "irfft2"])
+@pytest.mark.parametrize("shape, s, axes", [
+    ((6, 8, 10), None, (0, 2)), ((6, 8, 10), None, [1, 2]), ((6, 8, 10), None, (-1, 0)),
+    ((16, 12), (16, 8), (0, 1)), ((4, 5, 6), (4, 6), (0, 2)), ((5, 6, 7, 8), None, (1, 3)),
+])
+def test_nd_with_s_and_axes_run_prepared_entries(name, shape, s, axes):
+    """Given `s` and `axes` key entries of their own: the general path's bits, numpy's results."""
+    if name.endswith("2") and len(axes) != 2:
+        return
+    x = data(shape, np.float64 if name.startswith("rfft") else np.complex128)
+    kw = {"s": s, "axes": axes}
+    _check(name, x, **kw)
+    np.testing.assert_array_equal(getattr(afft, name)(x, **kw), getattr(_api, name)(x, **kw))
+    key_s = None if s is None else tuple(s)
+    real_axis_first = not name.startswith(("rfft", "irfft")) or axes[-1] in (-1, len(shape) - 1)
+    assert (_fast.entry(name, x, key_s, tuple(axes)) is not None) == real_axis_first
+
+
+def test_nd_resizing_a_later_axis_takes_the_general_path():
+    """s that crops or pads an axis other than the first one transformed: the general path resizes it
+    just before its pass, so the entry would batch other rows (other bits)."""
+    x = data((4, 5, 6), np.complex128)
+    for s in [(3, 6), (5, 6), (4, 4)]:
+        _check("fftn", x, s=s, axes=(0, 2))
+        assert _fast.entry("fftn", x, s, (0, 2)) is None or s == (4, 4)
+    y = data((4, 5, 6), np.complex128)
+    for axes in (None, (0, 1, 2)):  # fft2's axes=None: every axis, as numpy
+        np.testing.assert_array_equal(afft.fft2(y, axes=axes), _api.fft2(y, axes=axes))
+        close(afft.fft2(y, axes=axes), np.fft.fft2(y, axes=axes))
