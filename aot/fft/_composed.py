@@ -171,3 +171,28 @@ def _real_part(perm, out_shape: tuple, rdt: np.dtype, scale: float):
         return res
 
     return real
+
+
+def r2c_n(a: np.ndarray, lengths: list, axes: list, norm) -> Composed | None:
+    """rfftn whose real axis (the last of `axes`) is not the array's last, as _api._rfftn runs it:
+    the composed rfft along that axis, then the complex passes of the other axes (the last first)
+    on its C-ordered result."""
+    first = r2c(a, lengths[-1], axes[-1], norm)
+    if first is None or len(axes) == 1:
+        return first
+    shape = a.shape[:axes[-1]] + (lengths[-1] // 2 + 1,) + a.shape[axes[-1] + 1:]
+    cdt = np.result_type(a.dtype, 1j)
+    rest = _fast._c2c_passes(np.empty(shape, cdt), lengths[:-1], axes[:-1], True, norm)
+    return Composed(first, rest.done(), lambda y: y, _fast.run) if rest else None
+
+
+def c2r_n(a: np.ndarray, lengths: list, axes: list, norm) -> Composed | None:
+    """irfftn whose real axis is not the array's last, as _api._irfftn runs it: the complex passes
+    of the other axes (in their order) into a C-ordered array, then the composed irfft along the
+    real axis."""
+    if a.dtype not in _fast._CPLX or len(axes) == 1:
+        return c2r(a, lengths[-1], axes[-1], norm)
+    # (_c2c_passes runs its axes last first: reversed, they run in the given order)
+    first = _fast._c2c_passes(a, lengths[-2::-1], axes[-2::-1], False, norm)
+    last = c2r(np.empty(a.shape, a.dtype), lengths[-1], axes[-1], norm) if first else None
+    return Composed(lambda x: x, first.done(), last, _fast.run) if last else None

@@ -595,8 +595,10 @@ def _prep_rfftn(default_axes):
     def prep(a, n, axis, norm):
         lengths, axes = _api._cook(a, n, default_axes if axis is None else axis)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
-        if not axes or axes[-1] != a.ndim - 1 or len(set(axes)) != len(axes) or _resized(a, lengths, axes):
+        if not axes or len(set(axes)) != len(axes) or _resized(a, lengths, axes):
             return None
+        if axes[-1] != a.ndim - 1:
+            return _composed().r2c_n(a, lengths, axes, norm)
         entry = _r2c_entry(a, lengths[-1], norm)
         if entry is None:
             return None
@@ -619,9 +621,11 @@ def _prep_irfftn(default_axes):
     def prep(a, n, axis, norm):
         lengths, axes = _api._cook(a, n, default_axes if axis is None else axis, invreal=True)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
-        if (a.dtype not in _CPLX or not axes or axes[-1] != a.ndim - 1 or len(set(axes)) != len(axes)
-                or np.prod(a.shape) >= _PARALLEL_MIN_WORK or _resized(a, lengths, axes)):
+        if (a.dtype not in _CPLX or not axes or len(set(axes)) != len(axes) or np.prod(a.shape) >= _PARALLEL_MIN_WORK
+                or _resized(a, lengths, axes)):
             return None
+        if axes[-1] != a.ndim - 1:
+            return _composed().c2r_n(a, lengths, axes, norm)
         cdt = a.dtype
         work = np.empty(a.shape, cdt)
         entry = _Entry(a.shape[:-1] + (lengths[-1],), _api._real_dtype(cdt))
