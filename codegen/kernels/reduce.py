@@ -174,7 +174,9 @@ def emit_reduce(module: L.Module, target: Target, name: str, spec: ReduceSpec, h
         offs = [i64(0)] * len(infos)
         rest = o
         for k in reversed(kept):
-            idx = b.srem(rest, ab.dims[k])
+            # (o is below the kept dims' product, so the outermost one's index is what is left: no
+            # division there, none at all for a row reduction of a matrix)
+            idx = rest if k == kept[0] else b.srem(rest, ab.dims[k])
             rest = b.sdiv(rest, ab.dims[k])
             offs = [b.add(off, b.mul(idx, ab.strides[n][k])) for n, off in enumerate(offs)]
         is_arg = REDUCTIONS[kind].index
