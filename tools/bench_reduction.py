@@ -17,6 +17,8 @@ amax / argmax / all / log_softmax / nn.functional.layer_norm on torch.from_numpy
 torch.compile (of that torch function). Every result is checked against numpy before it is timed:
 float64 rtol 1e-9, float32 rtol 1e-5 / atol 1e-6; max, argmax and all exactly.
 Threads: torch.set_num_threads(os.cpu_count()); numba and aot at their defaults (the JSON records them).
+Timing: the contestants of a case take 5 turns each (benchlib.settled_medians: 0.3 s of sleep and a
+warm-up call before each turn, then ~40 ms of calls); the medians of all their calls.
 
 Run: .venv/bin/python tools/bench_reduction.py [--quick] [--only SUBSTRING] [--json PATH]
   --quick: small sizes and few repeats, to check that the script works (its times mean nothing)
@@ -31,7 +33,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import Results, add_json_option, median_time, optional, print_table
+from benchlib import Results, add_json_option, optional, print_table, settled_medians
 
 torch = optional("torch")  # import torch before numba (both bundle LLVM/OpenMP runtimes)
 numexpr = optional("numexpr")
@@ -77,16 +79,16 @@ def bench_sum(n=10_000_000, budget=None):
     if numba is not None:
         cs["numba"] = numba.njit(_sumsq_loop)
         cs["numba_par"] = numba.njit(parallel=True)(_sumsq_ploop)
-    row = {"case": f"sum(x*x+y) f64 N={n:.0e}"}
+    timed = {}
     for name, fn in cs.items():
         np.testing.assert_allclose(fn(x, y), ref, rtol=1e-9, err_msg=name)
-        row[name] = median_time(lambda fn=fn: fn(x, y), **budget)
+        timed[name] = lambda fn=fn: fn(x, y)
     if torch is not None:
         tx, ty = torch.from_numpy(x), torch.from_numpy(y)
         tf = torch.compile(lambda a, b: torch.sum(a * a + b))
         np.testing.assert_allclose(float(tf(tx, ty)), ref, rtol=1e-9)
-        row["torch.compile"] = median_time(lambda: tf(tx, ty), **budget)
-    return row
+        timed["torch.compile"] = lambda: tf(tx, ty)
+    return {"case": f"sum(x*x+y) f64 N={n:.0e}", **settled_medians(timed, **budget)}
 
 
 def bench_softmax(shape=(4096, 1024), budget=None):
@@ -96,19 +98,19 @@ def bench_softmax(shape=(4096, 1024), budget=None):
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     ref = softmax_np(x)
     cs = {"aot": aot.compile(softmax_np), "numpy": softmax_np}
-    row = {"case": f"row softmax f32 {shape}"}
+    timed = {}
     for name, fn in cs.items():
         np.testing.assert_allclose(fn(x), ref, rtol=1e-5, atol=1e-7, err_msg=name)
-        row[name] = median_time(lambda fn=fn: fn(x), **budget)
+        timed[name] = lambda fn=fn: fn(x)
     if torch is not None:
         tx = torch.from_numpy(x)
         np.testing.assert_allclose(torch.softmax(tx, dim=1).numpy(), ref, rtol=1e-5, atol=1e-7,
                                    err_msg="torch.softmax")
-        row["torch.softmax"] = median_time(lambda: torch.softmax(tx, dim=1), **budget)
+        timed["torch.softmax"] = lambda: torch.softmax(tx, dim=1)
         tf = torch.compile(lambda a: torch.softmax(a, dim=1))
         np.testing.assert_allclose(tf(tx).numpy(), ref, rtol=1e-5, atol=1e-7)
-        row["torch.compile"] = median_time(lambda: tf(tx), **budget)
-    return row
+        timed["torch.compile"] = lambda: tf(tx)
+    return {"case": f"row softmax f32 {shape}", **settled_medians(timed, **budget)}
 
 
 # --- the numpy functions of the new cases (compiled by aot.compile, and numpy's own entry) -----------
@@ -350,12 +352,12 @@ def run_case(label: str, args: tuple, np_fn, nb_loop, t_fn, kind: str, budget: d
         targs = tuple(torch.from_numpy(a) for a in args)
         cs["torch"] = (t_fn, targs)
         cs["torch.compile"] = (torch.compile(t_fn), targs)
-    row = {"case": label}
+    timed = {}
     for name, fn in cs.items():
         fn, fargs = fn if isinstance(fn, tuple) else (fn, args)
         check(fn(*fargs), ref, kind, name)
-        row[name] = median_time(lambda fn=fn, fargs=fargs: fn(*fargs), **budget)
-    return row
+        timed[name] = lambda fn=fn, fargs=fargs: fn(*fargs)
+    return {"case": label, **settled_medians(timed, **budget)}
 
 
 def _uniform(shape, dtype, seed=0):
@@ -371,7 +373,7 @@ def cases(quick: bool) -> list[tuple[str, str, object]]:
     n = 100_000 if quick else 10_000_000
     sq = (384, 512) if quick else (4096, 4096)  # quick: not square, so a wrong axis cannot pass
     rn = (256, 128) if quick else (4096, 1024)
-    b = {"min_time": 0.01, "min_runs": 2} if quick else {}
+    b = {"min_time": 0.01, "min_runs": 2, "rounds": 1, "settle": 0.0} if quick else {}
 
     def axis(name, np_fn, nb, t_fn, kind, dtype=np.float64):
         return ("axis reductions", name,

@@ -65,6 +65,28 @@ def _no_gc():
             gc.enable()
 
 
+def settled_medians(fns: dict, *, min_time: float = 0.2, min_runs: int = 5, rounds: int = 5,
+                    settle: float = SETTLE) -> dict:
+    """{name: median seconds of one call} of contestants that take turns, `rounds` turns each, every
+    turn after `settle` seconds of sleep and one warm-up call (median_time's precautions against
+    spinning OpenMP workers): a VM whose memory bandwidth drifts with its neighbours' load (2x
+    within a minute, seen on a 2-core EPYC) then slows a turn of every contestant, not one
+    contestant's whole run."""
+    times: dict = {name: [] for name in fns}
+    per_turn = max(1, -(-min_runs // rounds))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            time.sleep(settle)
+            fn()
+            with _no_gc():
+                start = time.perf_counter()
+                while len(times[name]) < per_turn * (_ + 1) or time.perf_counter() - start < min_time / rounds:
+                    t0 = time.perf_counter()
+                    fn()
+                    times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
 def interleaved_medians(fns: dict, *, min_time: float = 0.2, rounds: int = 7) -> dict:
     """{name: median seconds of one call} for contestants timed in alternating rounds (each round
     runs every fn for about min_time / rounds): a shared machine whose speed drifts slows
