@@ -68,14 +68,6 @@ class Target:
         return f"+{feat}" in self.features.split(",")
 
     @property
-    def prefetches_streams(self) -> bool:
-        """Whether loops that stream rows from memory add software prefetches (kernels/reduce.py):
-        not on AMD's Zen cores, whose hardware prefetchers keep up and where the hints take load
-        slots (a (4096, 4096) float64 sum over rows ran 3-8% slower with them on a Zen 5; a row max
-        had run 1.4x faster with them on a Xeon)."""
-        return not (self.tune_cpu or self.cpu).startswith("znver")
-
-    @property
     def streaming_stores(self) -> bool:
         """Whether kernels may store with non-temporal hints (x86's MOVNT, ordered by an SFENCE
         before the kernel returns): CPU code for x86-64."""
