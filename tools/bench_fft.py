@@ -272,6 +272,8 @@ GENERAL_CASES = [
     ("ihfft n=1001", "ihfft", (1001,), np.float64, {}),
     ("fftn (8,32,32) axes=(1,2)", "fftn", (8, 32, 32), np.complex128, {"axes": (1, 2)}),
     ("irfft2 (128,65) s=(128,128)", "irfft2", (128, 65), np.complex128, {"s": (128, 128)}),
+    ("fft2 (64,64) padded to s=(128,128)", "fft2", (64, 64), np.complex128, {"s": (128, 128)}),
+    ("rfft2 (64,64) padded to s=(128,128)", "rfft2", (64, 64), np.float64, {"s": (128, 128)}),
 ]
 
 

@@ -98,8 +98,10 @@ def c2c_padded(a: np.ndarray, n: int, ax: int, forward: bool, norm) -> Composed 
         out[where] = x
         return out
 
-    inner = _fast._c2c_passes(np.empty(shape, cdt), [n], [ax], forward, norm)
-    return Composed(fit, inner.done(), lambda y: y, _fast.run) if inner else None
+    # in place on the padded copy, as _api's pass runs (no second array of fresh pages): an entry
+    # for a real C-ordered input is one that runs its passes in place on its converted copy
+    inner = _fast._c2c_passes(np.empty(shape, np.empty(0, cdt).real.dtype), [n], [ax], forward, norm)
+    return Composed(fit, inner.done(), lambda y: y, _fast.run_in_place) if inner else None
 
 
 def r2c(a: np.ndarray, n: int, ax: int, norm, conj: bool = False) -> Composed | None:
@@ -196,3 +198,65 @@ def c2r_n(a: np.ndarray, lengths: list, axes: list, norm) -> Composed | None:
     first = _fast._c2c_passes(a, lengths[-2::-1], axes[-2::-1], False, norm)
     last = c2r(np.empty(a.shape, a.dtype), lengths[-1], axes[-1], norm) if first else None
     return Composed(lambda x: x, first.done(), last, _fast.run) if last else None
+
+
+class Chain:
+    """Entries run one after another, each on the previous one's output (C-ordered): an n-D
+    transform whose `s` resizes an axis other than the first one transformed, one axis at a time
+    as _api runs it (resized just before its pass), so its passes batch the general path's rows."""
+
+    __slots__ = ("stages",)
+
+    def __init__(self, stages: list):
+        self.stages = stages
+
+    def __call__(self, a: np.ndarray) -> np.ndarray:
+        for e in self.stages:
+            a = _fast.run(e, a)
+        return a
+
+    def done(self) -> Chain:
+        return self
+
+
+def _stage(prep, x: np.ndarray, n: int, ax: int, norm, stages: list, length: int) -> np.ndarray | None:
+    """Append prep's entry of axis `ax` for an input like `x`; a C-ordered complex array like its
+    output (`length` values along `ax`: the next stage's input), or None when the entry takes the
+    general path."""
+    e = prep(x, n, ax, norm)
+    if not e:
+        return None
+    stages.append(e.done())
+    return np.empty(x.shape[:ax] + (length,) + x.shape[ax + 1:], np.result_type(x.dtype, 1j))
+
+
+def c2c_chain(a: np.ndarray, lengths: list, axes: list, forward: bool, norm) -> Chain | None:
+    """fftn/ifftn as _api._c2cn runs a resizing `s`: one complex pass per axis, the last first."""
+    stages, x = [], a
+    for n, ax in reversed(list(zip(lengths, axes))):
+        x = _stage(_fast._prep_c2c(forward), x, n, ax, norm, stages, n)
+        if x is None:
+            return None
+    return Chain(stages)
+
+
+def r2c_chain(a: np.ndarray, lengths: list, axes: list, norm) -> Chain | None:
+    """rfftn as _api._rfftn runs a resizing `s`: the real pass, then the complex ones (last first)."""
+    stages = []
+    x = _stage(_fast._prep_rfft, a, lengths[-1], axes[-1], norm, stages, lengths[-1] // 2 + 1)
+    for n, ax in reversed(list(zip(lengths[:-1], axes[:-1]))):
+        if x is None:
+            return None
+        x = _stage(_fast._prep_c2c(True), x, n, ax, norm, stages, n)
+    return Chain(stages) if x is not None else None
+
+
+def c2r_chain(a: np.ndarray, lengths: list, axes: list, norm) -> Chain | None:
+    """irfftn as _api._irfftn runs a resizing `s`: the complex passes in order, then the real one."""
+    stages, x = [], a
+    for n, ax in zip(lengths[:-1], axes[:-1]):
+        x = _stage(_fast._prep_c2c(False), x, n, ax, norm, stages, n)
+        if x is None:
+            return None
+    x = _stage(_fast._prep_irfft, x, lengths[-1], axes[-1], norm, stages, lengths[-1])
+    return Chain(stages) if x is not None else None

@@ -161,6 +161,18 @@ def call_nd(kind: str, a: np.ndarray, s: tuple | None, axes: tuple | None, norm)
     return run(e, a)
 
 
+def run_in_place(e: tuple, x: np.ndarray) -> np.ndarray:
+    """Entry `e`'s passes in place on `x`, a C-ordered array of its output's shape and dtype that
+    the caller owns; `e` must run its passes in place (an entry prepared for real input that it
+    converts: _c2c_passes with convert)."""
+    _, _, convert, thunk, blk, more, _ = e
+    assert convert, "run_in_place needs an entry whose passes run in place"
+    thunk(blk, id(x), id(x))
+    for thunk, blk, _ in more:
+        thunk(blk, id(x), id(x))
+    return x
+
+
 def _simple(n, axis, norm) -> bool:
     return ((n is None or type(n) is int) and (axis is None or type(axis) is int)
             and (norm is None or type(norm) is str))
@@ -467,7 +479,8 @@ def _prep_c2c(forward: bool):
 def _resized(a: np.ndarray, lengths, axes) -> bool:
     """Whether `s` crops or pads an axis other than the first one transformed (the last of
     `axes`): the general path resizes each axis just before its pass, so the earlier passes' batches
-    hold more rows than a prepared entry's would (other batches, other bits)."""
+    hold more rows than one entry's would (other batches, other bits): a chain of one-axis entries
+    (_composed.Chain) runs it as the general path does."""
     return any(n != a.shape[ax] for n, ax in zip(lengths[:-1], axes[:-1]))
 
 
@@ -478,8 +491,10 @@ def _prep_c2cn(forward: bool, default_axes):
     def prep(a, n, axis, norm):
         lengths, axes = _api._cook(a, n, default_axes if axis is None else axis)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
-        if not axes or len(set(axes)) != len(axes) or _resized(a, lengths, axes):
+        if not axes or len(set(axes)) != len(axes):
             return None
+        if _resized(a, lengths, axes):
+            return _composed().c2c_chain(a, lengths, axes, forward, norm)
         entry = _c2c_passes(a, lengths, axes, forward, norm)
         return entry
 
@@ -595,8 +610,10 @@ def _prep_rfftn(default_axes):
     def prep(a, n, axis, norm):
         lengths, axes = _api._cook(a, n, default_axes if axis is None else axis)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
-        if not axes or len(set(axes)) != len(axes) or _resized(a, lengths, axes):
+        if not axes or len(set(axes)) != len(axes):
             return None
+        if _resized(a, lengths, axes):
+            return _composed().r2c_chain(a, lengths, axes, norm)
         if axes[-1] != a.ndim - 1:
             return _composed().r2c_n(a, lengths, axes, norm)
         entry = _r2c_entry(a, lengths[-1], norm)
@@ -621,9 +638,10 @@ def _prep_irfftn(default_axes):
     def prep(a, n, axis, norm):
         lengths, axes = _api._cook(a, n, default_axes if axis is None else axis, invreal=True)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
-        if (a.dtype not in _CPLX or not axes or len(set(axes)) != len(axes) or np.prod(a.shape) >= _PARALLEL_MIN_WORK
-                or _resized(a, lengths, axes)):
+        if a.dtype not in _CPLX or not axes or len(set(axes)) != len(axes) or np.prod(a.shape) >= _PARALLEL_MIN_WORK:
             return None
+        if _resized(a, lengths, axes):
+            return _composed().c2r_chain(a, lengths, axes, norm)
         if axes[-1] != a.ndim - 1:
             return _composed().c2r_n(a, lengths, axes, norm)
         cdt = a.dtype
