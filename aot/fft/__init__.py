@@ -10,14 +10,13 @@ key (shape, strides, dtype, n, axis, norm) was seen before is one allocation and
 """
 from __future__ import annotations
 
-from ..dispatch import dispatchable
-from . import _api, _public
+from . import _public
 from ._public import fft, fft2, fftn, ifft, ifft2, ifftn, irfft, irfft2, irfftn, rfft, rfft2, rfftn
 
-# dispatchable: traced calls (aot.fx, aot.compile) see one call of the public function (the ones
-# imported from _public, which have an eager fast path, dispatch themselves)
-hfft, ihfft = _public.hfft, _public.ihfft
-hfft2, ihfft2, hfftn, ihfftn = (dispatchable(getattr(_api, n)) for n in ("hfft2", "ihfft2", "hfftn", "ihfftn"))
+# (every public transform comes from _public: its eager fast path, and for traced calls (aot.fx,
+# aot.compile) one call of the public function, which dispatches itself)
+hfft, ihfft, hfft2, ihfft2, hfftn, ihfftn = (_public.hfft, _public.ihfft, _public.hfft2, _public.ihfft2, _public.hfftn,
+                                             _public.ihfftn)
 from ._exec import PLANS as plan_cache
 from ._helpers import fftfreq, fftshift, ifftshift, rfftfreq
 

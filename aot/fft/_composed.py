@@ -260,3 +260,19 @@ def c2r_chain(a: np.ndarray, lengths: list, axes: list, norm) -> Chain | None:
             return None
     x = _stage(_fast._prep_irfft, x, lengths[-1], axes[-1], norm, stages, lengths[-1])
     return Chain(stages) if x is not None else None
+
+
+def conjugated(prep, a: np.ndarray, s, axes, norm, of_input: bool) -> Composed | None:
+    """hfftn/hfft2 (`of_input`: irfftn of the input's conjugate) and ihfftn/ihfft2 (the conjugate of
+    rfftn's result) as _api runs them, on `prep`'s entry (norm already swapped)."""
+    if not of_input:
+        inner = prep(a, s, axes, norm)
+        return Composed(lambda x: x, inner.done(), _conj_in_place, _fast.run) if inner else None
+    if a.dtype not in _fast._CPLX:
+        return None
+    inner = prep(np.conjugate(a), s, axes, norm)  # (each call's conjugate has this one's layout)
+    return Composed(np.conjugate, inner.done(), lambda y: y, _fast.run) if inner else None
+
+
+def _conj_in_place(y: np.ndarray) -> np.ndarray:
+    return np.conjugate(y, out=y)

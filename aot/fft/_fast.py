@@ -496,6 +496,8 @@ def _prep_c2cn(forward: bool, default_axes):
         if _resized(a, lengths, axes):
             return _composed().c2c_chain(a, lengths, axes, forward, norm)
         entry = _c2c_passes(a, lengths, axes, forward, norm)
+        if entry is None and lengths[-1] > a.shape[axes[-1]]:  # zero padding: the chain pads
+            return _composed().c2c_chain(a, lengths, axes, forward, norm)
         return entry
 
     return prep
@@ -600,6 +602,17 @@ def _prep_hermitian(prep):
     return hermitian
 
 
+def _prep_hermitian_n(prep, of_input: bool):
+    """hfftn/hfft2 (irfftn of the input's conjugate) and ihfftn/ihfft2 (the conjugate of rfftn),
+    norms swapped: the kind's entry composed with the conjugate."""
+
+    def hermitian(a, n, axis, norm):
+        _api._check_norm(norm)
+        return _composed().conjugated(prep, a, n, axis, _api._SWAP[norm], of_input)
+
+    return hermitian
+
+
 def _composed():
     from . import _composed  # (it imports this module: loaded by the first miss that needs it)
 
@@ -617,8 +630,8 @@ def _prep_rfftn(default_axes):
         if axes[-1] != a.ndim - 1:
             return _composed().r2c_n(a, lengths, axes, norm)
         entry = _r2c_entry(a, lengths[-1], norm)
-        if entry is None:
-            return None
+        if entry is None:  # (odd n, strided rows: the composed rfft's copy first)
+            return _composed().r2c_n(a, lengths, axes, norm)
         shape, out_str = entry.shape, _c_strides(entry.shape)
         for ax in reversed(axes[:-1]):  # complex passes in place on the half spectrum
             blks = _c2c_blocks(entry, entry.dtype, shape, ax, out_str, out_str, True,
@@ -633,7 +646,8 @@ def _prep_rfftn(default_axes):
 
 def _prep_irfftn(default_axes):
     """The complex passes from the input into a work buffer of the entry (kept: entries are per
-    thread), in place there, then the c2r pass from it into the output."""
+    thread), in place there, then the c2r pass from it into the output; a real axis that is not
+    the array's last, or an `s` that resizes: composed (_composed)."""
 
     def prep(a, n, axis, norm):
         lengths, axes = _api._cook(a, n, default_axes if axis is None else axis, invreal=True)
@@ -644,29 +658,35 @@ def _prep_irfftn(default_axes):
             return _composed().c2r_chain(a, lengths, axes, norm)
         if axes[-1] != a.ndim - 1:
             return _composed().c2r_n(a, lengths, axes, norm)
-        cdt = a.dtype
-        work = np.empty(a.shape, cdt)
-        entry = _Entry(a.shape[:-1] + (lengths[-1],), _api._real_dtype(cdt))
-        entry.keep.append(work)
-        entry.work = work
-        src, wstr, from_input = _elem_strides(a), _c_strides(a.shape), True
-        for ax in axes[:-1]:
-            blks = _c2c_blocks(entry, cdt, a.shape, ax, src, wstr, False, _api._scale(norm, a.shape[ax], False))
-            if blks is None:
-                return None
-            for b in blks:
-                b[T.src_base], b[T.dst_base] = (0 if from_input else work.ctypes.data), work.ctypes.data
-            entry.add("c2c", _precision(cdt), blks, from_input)
-            src, from_input = wstr, False
-        blk = _c2r_block(entry, a.shape, src, cdt, lengths[-1], norm)
-        if blk is None:
-            return None
-        if not from_input:
-            blk[T.src_base] = work.ctypes.data
-        entry.add("c2r", _precision(cdt), [blk], from_input)
-        return entry
+        return _irfftn_entry(a, lengths, axes, norm) or _composed().c2r_chain(a, lengths, axes, norm)
 
     return prep
+
+
+def _irfftn_entry(a: np.ndarray, lengths: list, axes: list, norm) -> _Entry | None:
+    """irfftn whose real axis is the array's last and whose `s` resizes no other axis, as one
+    entry; None where it cannot be one (the real pass's input padded, strided rows)."""
+    cdt = a.dtype
+    work = np.empty(a.shape, cdt)
+    entry = _Entry(a.shape[:-1] + (lengths[-1],), _api._real_dtype(cdt))
+    entry.keep.append(work)
+    entry.work = work
+    src, wstr, from_input = _elem_strides(a), _c_strides(a.shape), True
+    for ax in axes[:-1]:
+        blks = _c2c_blocks(entry, cdt, a.shape, ax, src, wstr, False, _api._scale(norm, a.shape[ax], False))
+        if blks is None:
+            return None
+        for b in blks:
+            b[T.src_base], b[T.dst_base] = (0 if from_input else work.ctypes.data), work.ctypes.data
+        entry.add("c2c", _precision(cdt), blks, from_input)
+        src, from_input = wstr, False
+    blk = _c2r_block(entry, a.shape, src, cdt, lengths[-1], norm)
+    if blk is None:
+        return None
+    if not from_input:
+        blk[T.src_base] = work.ctypes.data
+    entry.add("c2r", _precision(cdt), [blk], from_input)
+    return entry
 
 
 _PREPARE = {
@@ -676,4 +696,6 @@ _PREPARE = {
     "fft2": _prep_c2cn(True, [-2, -1]), "ifft2": _prep_c2cn(False, [-2, -1]),
     "rfftn": _prep_rfftn(None), "rfft2": _prep_rfftn([-2, -1]),
     "irfftn": _prep_irfftn(None), "irfft2": _prep_irfftn([-2, -1]),
+    "hfftn": _prep_hermitian_n(_prep_irfftn(None), True), "hfft2": _prep_hermitian_n(_prep_irfftn([-2, -1]), True),
+    "ihfftn": _prep_hermitian_n(_prep_rfftn(None), False), "ihfft2": _prep_hermitian_n(_prep_rfftn([-2, -1]), False),
 }

@@ -139,5 +139,7 @@ def _n_d(impl, default_axes):
 
 fft, ifft, rfft, irfft, hfft, ihfft = (_one_d(f) for f in (_api.fft, _api.ifft, _api.rfft, _api.irfft, _api.hfft,
                                                          _api.ihfft))
-fftn, ifftn, rfftn, irfftn = (_n_d(f, None) for f in (_api.fftn, _api.ifftn, _api.rfftn, _api.irfftn))
-fft2, ifft2, rfft2, irfft2 = (_n_d(f, _AXES2) for f in (_api.fft2, _api.ifft2, _api.rfft2, _api.irfft2))
+fftn, ifftn, rfftn, irfftn, hfftn, ihfftn = (_n_d(f, None) for f in (_api.fftn, _api.ifftn, _api.rfftn, _api.irfftn,
+                                                                     _api.hfftn, _api.ihfftn))
+fft2, ifft2, rfft2, irfft2, hfft2, ihfft2 = (_n_d(f, _AXES2) for f in (_api.fft2, _api.ifft2, _api.rfft2, _api.irfft2,
+                                                                       _api.hfft2, _api.ihfft2))

@@ -106,3 +106,20 @@ def test_nd_real_transforms_along_another_axis(kind, axes):
     x = data((6, 8, 10), np.float64 if kind == "rfftn" or kind == "rfft2" else np.complex128)
     for norm in (None, "ortho"):
         assert type(_check(kind, x, axes=axes, norm=norm)) is Composed
+
+
+@pytest.mark.parametrize("kind", ["hfftn", "hfft2", "ihfftn", "ihfft2"])
+@pytest.mark.parametrize("kw", [{}, {"axes": (0, 1)}, {"s": (8, 10), "axes": (-2, -1)}, {"norm": "ortho"}])
+def test_nd_hermitian_transforms(kind, kw):
+    """hfftn and ihfftn: the conjugate composed with irfftn's and rfftn's entries; the general path's
+    bits, scipy.fft's results."""
+    import scipy.fft
+
+    for view in (lambda v: v, lambda v: v[::-1], lambda v: np.swapaxes(v, 0, 1)):
+        x = view(data((6, 8, 4), np.complex128 if kind.startswith("h") else np.float64))
+        want, general = getattr(scipy.fft, kind)(x, **kw), getattr(_api, kind)(x, **kw)
+        for _ in range(2):
+            got = getattr(afft, kind)(x, **kw)
+            assert got.tobytes() == general.tobytes() and got.dtype == general.dtype
+            close(got, want)
+        assert type(_fast.entry(kind, x, kw.get("s"), kw.get("axes"), kw.get("norm"))) is Composed
