@@ -484,12 +484,21 @@ def _resized(a: np.ndarray, lengths, axes) -> bool:
     return any(n != a.shape[ax] for n, ax in zip(lengths[:-1], axes[:-1]))
 
 
+def _cooked(a: np.ndarray, s, axes, invreal: bool = False) -> tuple[list, list]:
+    """_api._cook's lengths and axes, each length checked as the general path checks it (an
+    irfftn of one value per row asks for 0 points: numpy's ValueError, from the general path)."""
+    lengths, axes = _api._cook(a, s, axes, invreal)
+    for n in lengths:
+        _api._check_n(n)
+    return lengths, axes
+
+
 def _prep_c2cn(forward: bool, default_axes):
     """n-D complex transforms; `n` and `axis` hold the call's `s` and `axes` (tuples, call_nd; None:
     the defaults)."""
 
     def prep(a, n, axis, norm):
-        lengths, axes = _api._cook(a, n, default_axes if axis is None else axis)
+        lengths, axes = _cooked(a, n, default_axes if axis is None else axis)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
         if not axes or len(set(axes)) != len(axes):
             return None
@@ -621,7 +630,7 @@ def _composed():
 
 def _prep_rfftn(default_axes):
     def prep(a, n, axis, norm):
-        lengths, axes = _api._cook(a, n, default_axes if axis is None else axis)
+        lengths, axes = _cooked(a, n, default_axes if axis is None else axis)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
         if not axes or len(set(axes)) != len(axes):
             return None
@@ -650,7 +659,7 @@ def _prep_irfftn(default_axes):
     the array's last, or an `s` that resizes: composed (_composed)."""
 
     def prep(a, n, axis, norm):
-        lengths, axes = _api._cook(a, n, default_axes if axis is None else axis, invreal=True)
+        lengths, axes = _cooked(a, n, default_axes if axis is None else axis, invreal=True)
         axes = [_api.normalize_axis_index(ax, a.ndim) for ax in axes]
         if a.dtype not in _CPLX or not axes or len(set(axes)) != len(axes) or np.prod(a.shape) >= _PARALLEL_MIN_WORK:
             return None

@@ -427,3 +427,66 @@ def test_fft2_axes_none_is_every_axis():
     for axes in (None, (0, 1, 2)):  # fft2's axes=None: every axis, as numpy
         np.testing.assert_array_equal(afft.fft2(y, axes=axes), _api.fft2(y, axes=axes))
         close(afft.fft2(y, axes=axes), np.fft.fft2(y, axes=axes))
+
+
+@pytest.mark.parametrize("name", ["irfftn", "irfft2", "hfftn", "hfft2"])
+def test_one_value_per_row_asks_for_zero_points(name):
+    """irfftn's default length of a last axis of one value is 0: numpy's ValueError (the fast path
+    once divided by it)."""
+    x = data((3, 1), np.complex128)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="Invalid number of FFT data points"):
+            getattr(afft, name)(x)
+
+
+_ONE_D = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
+_N_D = ["fftn", "ifftn", "fft2", "ifft2", "rfftn", "rfft2", "irfftn", "irfft2", "hfftn", "hfft2", "ihfftn", "ihfft2"]
+
+
+def _random_call(rng):
+    """(name, array, kwargs) of a random call: 1 to 3 dims, views, dtypes, n/s, axes, norms."""
+    nd = int(rng.integers(1, 4))
+    shape = tuple(int(rng.integers(1, 12)) for _ in range(nd))
+    dtype = [np.float64, np.float32, np.complex128, np.complex64][int(rng.integers(4))]
+    x = data(shape, dtype)
+    x = [x, x[::-1], np.swapaxes(x, 0, -1), x[..., ::2]][int(rng.integers(4))]
+    kw = {"norm": [None, "ortho", "forward", "backward"][int(rng.integers(4))]}
+    if rng.random() < 0.5:
+        name = _ONE_D[int(rng.integers(len(_ONE_D)))]
+        if rng.random() < 0.6:
+            kw["axis"] = int(rng.integers(-nd, nd))
+        if rng.random() < 0.5:
+            kw["n"] = int(rng.integers(1, 20))
+        return name, x, kw
+    name = _N_D[int(rng.integers(len(_N_D)))]
+    k = 2 if name.endswith("2") else int(rng.integers(1, nd + 1))
+    if k > nd:
+        return None
+    axes = [int(a) for a in rng.permutation(nd)[:k]]
+    if rng.random() < 0.7 or name.endswith("2"):
+        kw["axes"] = tuple(axes) if rng.random() < 0.5 else axes
+        if rng.random() < 0.5:
+            kw["s"] = tuple(int(rng.integers(1, 16)) for _ in axes)
+    return name, x, kw
+
+
+def test_random_calls_give_the_general_paths_bits_and_errors():
+    """A seeded sweep of calls (the kinds of aot.fft with n/s, axes, norms, dtypes and views): twice
+    each, so the second runs its prepared entry; the general path's bytes or its exception."""
+    rng = np.random.default_rng(14)
+    for _ in range(600):
+        call = _random_call(rng)
+        if call is None:
+            continue
+        name, x, kw = call
+        try:
+            want = getattr(_api, name)(x, **kw)
+        except Exception as e:  # noqa: BLE001 - whatever the general path raises, the fast one must too
+            for _ in range(2):
+                with pytest.raises(type(e)):
+                    getattr(afft, name)(x, **kw)
+            continue
+        for _ in range(2):
+            got = getattr(afft, name)(x, **kw)
+            assert (got.shape, got.dtype) == (want.shape, want.dtype), (name, x.shape, x.strides, kw)
+            assert got.tobytes() == want.tobytes(), (name, x.shape, x.strides, x.dtype, kw)
