@@ -123,9 +123,12 @@ def _n_d(impl, default_axes):
                 res = call_into(kind, a, None, None, norm, out)
                 if res is not None:
                     return res
-        elif out is None and dim is None and type(a) is _ndarray:  # given s or axes: keyed by them
-            # (a caller's axes=None means every axis, not the default (-2, -1) of the 2-D forms; fftn
-            # with s and no axes warns, as numpy does, on the general path)
+        elif out is None and type(a) is _ndarray and (dim is None or axes is default_axes):
+            # given s, axes or torch's dim: keyed by them (a caller's axes=None means every axis, not
+            # the default (-2, -1) of the 2-D forms; fftn with s and no axes warns, as numpy does,
+            # on the general path)
+            if dim is not None:
+                axes = (dim,) if type(dim) is int else dim
             key_s = _ints(s)
             key_axes = None if axes is default_axes else _NO if axes is None else _ints(axes)
             if key_s is not _NO and key_axes is not _NO and (key_axes is not None or default_axes is not None):

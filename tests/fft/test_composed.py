@@ -13,7 +13,7 @@ from aot.fft._composed import Composed
 
 from ._eager import close, data
 
-REAL_IN = {"rfft", "ihfft"}
+REAL_IN = {"rfft", "ihfft", "rfftn", "rfft2", "ihfftn", "ihfft2"}
 CASES = [  # (shape, axis, n)
     ((1001,), -1, None),  # odd length
     ((64, 32), 0, None),  # another axis
@@ -123,3 +123,32 @@ def test_nd_hermitian_transforms(kind, kw):
             assert got.tobytes() == general.tobytes() and got.dtype == general.dtype
             close(got, want)
         assert type(_fast.entry(kind, x, kw.get("s"), kw.get("axes"), kw.get("norm"))) is Composed
+
+
+@pytest.mark.parametrize("kind, shape, kw", [("rfft", (6, 8), {"axis": 0}), ("rfft", (50,), {"n": 64}),
+                                             ("hfft", (9,), {}), ("ihfft", (7, 5), {}), ("irfft2", (6, 5), {"s": (8, 8)})])
+def test_out_with_a_composed_entry(kind, shape, kw):
+    """numpy's `out=`: the composed entry's result copied into it, as the general path does; a wrong
+    shape raises its ValueError."""
+    x = _input(kind, shape, np.float64)
+    want = getattr(_api, kind)(x, **kw)
+    for _ in range(3):
+        out = np.empty(want.shape, want.dtype)
+        assert getattr(afft, kind)(x, out=out, **kw) is out
+        assert out.tobytes() == want.tobytes()
+    with pytest.raises(ValueError, match="wrong shape"):
+        getattr(afft, kind)(x, out=np.empty(want.shape[:-1] + (want.shape[-1] + 1,), want.dtype), **kw)
+
+
+@pytest.mark.parametrize("kind", ["fftn", "fft2", "rfftn", "irfft2", "hfftn"])
+@pytest.mark.parametrize("dim", [1, (0, 2), [2, 1]])
+def test_torch_dim_keys_n_d_entries(kind, dim):
+    if kind.endswith("2") and type(dim) is int:
+        return
+    x = _input(kind, (6, 8, 10), np.float64)
+    want = getattr(_api, kind)(x, dim=dim)
+    for _ in range(2):
+        assert getattr(afft, kind)(x, dim=dim).tobytes() == want.tobytes()
+    assert _fast.entry(kind, x, None, (dim,) if type(dim) is int else tuple(dim)) is not None
+    with pytest.raises(TypeError):
+        getattr(afft, kind)(x, dim=(0, 1), axes=(1, 2))
