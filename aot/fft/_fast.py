@@ -1,19 +1,21 @@
 """The eager fast path: a call whose key was seen before is one allocation and one native call
 per pass.
 
-The key (kind, shape, strides, dtype, n, axis, norm) fixes everything the general path decides
-for an ndarray input: the plan, the strides and batch the kernel sees, the scale, the output
-shape and dtype. The first call of a key prepares the kernel's arguments in an int64 block
-(ir.abi_slots.FFT_THUNK: codegen/trampolines.py's call thunks read it), or records that the key
-takes the general path (n-D transforms of threaded work, Bluestein lengths, strides that need
-copies, bad arguments: their errors come from the general path). A long transform split over the
+The key (kind, shape, strides, dtype, n, axis, norm; the n-D forms' s and axes in the n and axis
+places, call_nd) fixes everything the general path decides for an ndarray input: the plan, the
+strides and batch the kernel sees, the scale, the output shape and dtype. The first call of a key
+prepares the kernel's arguments in an int64 block (ir.abi_slots.FFT_THUNK: codegen/trampolines.py's
+call thunks read it); or a composed entry, when the kernels need a copy of the input first
+(_composed: another axis, padding, odd real lengths, the Hermitian forms, chains of one-axis
+entries); or records that the key takes the general path (n-D transforms of threaded work, other
+dtypes, bad arguments: their errors come from the general path). A long transform split over the
 pool, or a batch the pool shares, runs the general path's job ("job" thunks). Later calls
 allocate the output and pass the block and the two arrays (irfft2/irfftn also use a work buffer
 that the entry keeps).
 
 Entries are per thread (each holds its thread's scratch buffer) and bounded; `plan_cache.clear()`
-drops them. Only exact types take this path: ndarray input, n/axis int or None, norm str or None
-(so a float n still gets numpy's TypeError).
+drops them. Only exact types take this path: ndarray input, n/axis int or None (s/axes tuples or
+lists of ints), norm str or None (so a float n still gets numpy's TypeError).
 """
 from __future__ import annotations
 
