@@ -1,5 +1,7 @@
 """Fast entries for calls whose kernels need a copy of the input first: real transforms along an
-axis other than the last, zero padding, odd lengths of the real transforms, hfft and ihfft.
+axis other than the last, zero padding, odd lengths of the real transforms, the Hermitian forms
+(the conjugate around irfft's and rfft's entries), and n-D transforms whose `s` resizes an axis
+other than the first one transformed (a chain of one-axis entries).
 
 The general path (_api, _real) decides on every call how to copy and which kernels to run, in
 ~15 us of Python: more than numpy's whole call for small arrays. A composed entry makes those
@@ -73,16 +75,8 @@ def _placer(perm, out_shape: tuple, dtype: np.dtype, rows: int | None = None):
     return place
 
 
-def _conj_in(fit):
-    return lambda x: fit(np.conjugate(x))
-
-
-def _conj_out(place):
-    def conj(y):
-        res = place(y)
-        return np.conjugate(res, out=res)
-
-    return conj
+def _same(y: np.ndarray) -> np.ndarray:
+    return y
 
 
 def c2c_padded(a: np.ndarray, n: int, ax: int, forward: bool, norm) -> Composed | None:
@@ -100,12 +94,12 @@ def c2c_padded(a: np.ndarray, n: int, ax: int, forward: bool, norm) -> Composed 
 
     # in place on the padded copy, as _api's pass runs (no second array of fresh pages): an entry
     # for a real C-ordered input is one that runs its passes in place on its converted copy
-    inner = _fast._c2c_passes(np.empty(shape, np.empty(0, cdt).real.dtype), [n], [ax], forward, norm)
-    return Composed(fit, inner.done(), lambda y: y, _fast.run_in_place) if inner else None
+    inner = _fast._c2c_passes(np.empty(shape, _api._real_dtype(cdt)), [n], [ax], forward, norm)
+    return Composed(fit, inner.done(), _same, _fast.run_in_place) if inner else None
 
 
-def r2c(a: np.ndarray, n: int, ax: int, norm, conj: bool = False) -> Composed | None:
-    """rfft (ihfft: `conj` of the result, norm already swapped) as _real.r2c runs it: even n, the
+def r2c(a: np.ndarray, n: int, ax: int, norm) -> Composed | None:
+    """rfft as _real.r2c runs it: even n, the
     half-length kernel and its post pass on a C-ordered copy with the axis last; odd n, the full
     complex transform of a complex copy, its first n//2 + 1 values."""
     if a.dtype not in _fast._REAL:
@@ -121,11 +115,11 @@ def r2c(a: np.ndarray, n: int, ax: int, norm, conj: bool = False) -> Composed | 
         fit, place = _fitter(perm, m, n, cdt, lead + (n,)), _placer(perm, out_shape, cdt, h + 1)
     if not inner:
         return None
-    return Composed(fit, inner.done(), _conj_out(place) if conj else place, _fast.run)
+    return Composed(fit, inner.done(), place, _fast.run)
 
 
-def c2r(a: np.ndarray, n: int, ax: int, norm, conj: bool = False) -> Composed | None:
-    """irfft (hfft: of the input's conjugate, norm already swapped) as _real.c2r runs it: even n,
+def c2r(a: np.ndarray, n: int, ax: int, norm) -> Composed | None:
+    """irfft as _real.c2r runs it: even n,
     the pre pass and the half-length kernel on a C-ordered copy of n//2 + 1 values with the axis
     last; odd n, the full inverse transform (unscaled) of the Hermitian extension, its real part
     times the scale."""
@@ -143,7 +137,7 @@ def c2r(a: np.ndarray, n: int, ax: int, norm, conj: bool = False) -> Composed | 
         post = _real_part(perm, out_shape, rdt, _api._scale(norm, n, False))
     if not inner:
         return None
-    return Composed(_conj_in(pre) if conj else pre, inner.done(), post, _fast.run)
+    return Composed(pre, inner.done(), post, _fast.run)
 
 
 def _hermitian(perm, m: int, shape: tuple, cdt: np.dtype, n: int):
@@ -185,7 +179,7 @@ def r2c_n(a: np.ndarray, lengths: list, axes: list, norm) -> Composed | None:
     shape = a.shape[:axes[-1]] + (lengths[-1] // 2 + 1,) + a.shape[axes[-1] + 1:]
     cdt = np.result_type(a.dtype, 1j)
     rest = _fast._c2c_passes(np.empty(shape, cdt), lengths[:-1], axes[:-1], True, norm)
-    return Composed(first, rest.done(), lambda y: y, _fast.run) if rest else None
+    return Composed(first, rest.done(), _same, _fast.run) if rest else None
 
 
 def c2r_n(a: np.ndarray, lengths: list, axes: list, norm) -> Composed | None:
@@ -197,7 +191,7 @@ def c2r_n(a: np.ndarray, lengths: list, axes: list, norm) -> Composed | None:
     # (_c2c_passes runs its axes last first: reversed, they run in the given order)
     first = _fast._c2c_passes(a, lengths[-2::-1], axes[-2::-1], False, norm)
     last = c2r(np.empty(a.shape, a.dtype), lengths[-1], axes[-1], norm) if first else None
-    return Composed(lambda x: x, first.done(), last, _fast.run) if last else None
+    return Composed(_same, first.done(), last, _fast.run) if last else None
 
 
 class Chain:
@@ -262,16 +256,17 @@ def c2r_chain(a: np.ndarray, lengths: list, axes: list, norm) -> Chain | None:
     return Chain(stages) if x is not None else None
 
 
-def conjugated(prep, a: np.ndarray, s, axes, norm, of_input: bool) -> Composed | None:
-    """hfftn/hfft2 (`of_input`: irfftn of the input's conjugate) and ihfftn/ihfft2 (the conjugate of
-    rfftn's result) as _api runs them, on `prep`'s entry (norm already swapped)."""
+def conjugated(prep, a: np.ndarray, n, axis, norm, of_input: bool) -> Composed | None:
+    """The Hermitian forms as _api runs them, on `prep`'s entry (norm already swapped): hfft, hfft2
+    and hfftn (`of_input`: irfft's of the input's conjugate), ihfft, ihfft2 and ihfftn (the
+    conjugate of rfft's result); `n` and `axis` as the kind's prep takes them (s and axes)."""
     if not of_input:
-        inner = prep(a, s, axes, norm)
-        return Composed(lambda x: x, inner.done(), _conj_in_place, _fast.run) if inner else None
+        inner = prep(a, n, axis, norm)
+        return Composed(_same, inner.done(), _conj_in_place, _fast.run) if inner else None
     if a.dtype not in _fast._CPLX:
         return None
-    inner = prep(np.conjugate(a), s, axes, norm)  # (each call's conjugate has this one's layout)
-    return Composed(np.conjugate, inner.done(), lambda y: y, _fast.run) if inner else None
+    inner = prep(np.conjugate(a), n, axis, norm)  # (each call's conjugate has this one's layout)
+    return Composed(np.conjugate, inner.done(), _same, _fast.run) if inner else None
 
 
 def _conj_in_place(y: np.ndarray) -> np.ndarray:

@@ -102,8 +102,12 @@ PLANS.hit_counts.append(_hits)
 def call(kind: str, a: np.ndarray, n, axis, norm):
     """The transform `kind` of ndarray `a` through a prepared entry; None: take the general path.
     (aot.fft's public functions inline the hit path of this; see _public.)"""
-    if not _simple(n, axis, norm):
-        return None
+    return _keyed(kind, a, n, axis, norm) if _simple(n, axis, norm) else None
+
+
+def _keyed(kind: str, a: np.ndarray, n, axis, norm):
+    """The output of `a`'s entry under key (kind, ..., n, axis, norm), prepared on its first call;
+    None: the general path."""
     cache = local.cache
     e = cache.get((kind, a.shape, a.strides, a.dtype, n, axis, norm))
     if e is None:
@@ -151,16 +155,8 @@ def run(e: tuple, a: np.ndarray, res: np.ndarray | None = None) -> np.ndarray:
 
 def call_nd(kind: str, a: np.ndarray, s: tuple | None, axes: tuple | None, norm):
     """As call, for an n-D transform with `s` and `axes` given as tuples of ints (None: the
-    default), checked by the caller (_public.nd_args); they take the key's n and axis places."""
-    if not (norm is None or type(norm) is str):
-        return None
-    e = local.cache.get((kind, a.shape, a.strides, a.dtype, s, axes, norm))
-    if e is None:
-        return miss(kind, a, s, axes, norm)
-    if not e:
-        return None
-    local.cache.hits += 1
-    return run(e, a)
+    default), checked by the caller (_public._ints); they take the key's n and axis places."""
+    return _keyed(kind, a, s, axes, norm) if norm is None or type(norm) is str else None
 
 
 def run_in_place(e: tuple, x: np.ndarray) -> np.ndarray:
@@ -590,35 +586,25 @@ def _c2r_block(entry: _Entry, shape, sstr, cdt: np.dtype, n: int, norm):
     return blk
 
 
-def _prep_rfft(a, n, axis, norm, conj: bool = False):
-    """rfft (ihfft: `conj`, norm swapped): the native entry, else a composed one (_composed)."""
+def _prep_rfft(a, n, axis, norm):
+    """rfft: the native entry, else a composed one (_composed)."""
     ax = _axis(a, axis)
     n = _api._check_n(a.shape[ax] if n is None else n)
-    entry = _r2c_entry(a, n, norm) if ax == a.ndim - 1 and not conj else None
-    return entry or _composed().r2c(a, n, ax, norm, conj)
+    entry = _r2c_entry(a, n, norm) if ax == a.ndim - 1 else None
+    return entry or _composed().r2c(a, n, ax, norm)
 
 
-def _prep_irfft(a, n, axis, norm, conj: bool = False):
-    """irfft (hfft: `conj`, norm swapped): the native entry, else a composed one (_composed)."""
+def _prep_irfft(a, n, axis, norm):
+    """irfft: the native entry, else a composed one (_composed)."""
     ax = _axis(a, axis)
     n = _api._check_n((a.shape[ax] - 1) * 2 if n is None else n)
-    entry = _c2r_entry(a, n, norm) if ax == a.ndim - 1 and not conj else None
-    return entry or _composed().c2r(a, n, ax, norm, conj)
+    entry = _c2r_entry(a, n, norm) if ax == a.ndim - 1 else None
+    return entry or _composed().c2r(a, n, ax, norm)
 
 
-def _prep_hermitian(prep):
-    """hfft and ihfft: irfft of the input's conjugate and the conjugate of rfft, norms swapped."""
-
-    def hermitian(a, n, axis, norm):
-        _api._check_norm(norm)
-        return prep(a, n, axis, _api._SWAP[norm], conj=True)
-
-    return hermitian
-
-
-def _prep_hermitian_n(prep, of_input: bool):
-    """hfftn/hfft2 (irfftn of the input's conjugate) and ihfftn/ihfft2 (the conjugate of rfftn),
-    norms swapped: the kind's entry composed with the conjugate."""
+def _prep_hermitian(prep, of_input: bool):
+    """hfft/hfft2/hfftn (irfft's of the input's conjugate) and ihfft/ihfft2/ihfftn (the conjugate
+    of rfft's), norms swapped: the kind's entry composed with the conjugate."""
 
     def hermitian(a, n, axis, norm):
         _api._check_norm(norm)
@@ -705,11 +691,11 @@ def _irfftn_entry(a: np.ndarray, lengths: list, axes: list, norm) -> _Entry | No
 
 _PREPARE = {
     "fft": _prep_c2c(True), "ifft": _prep_c2c(False), "rfft": _prep_rfft, "irfft": _prep_irfft,
-    "hfft": _prep_hermitian(_prep_irfft), "ihfft": _prep_hermitian(_prep_rfft),
+    "hfft": _prep_hermitian(_prep_irfft, True), "ihfft": _prep_hermitian(_prep_rfft, False),
     "fftn": _prep_c2cn(True, None), "ifftn": _prep_c2cn(False, None),
     "fft2": _prep_c2cn(True, [-2, -1]), "ifft2": _prep_c2cn(False, [-2, -1]),
     "rfftn": _prep_rfftn(None), "rfft2": _prep_rfftn([-2, -1]),
     "irfftn": _prep_irfftn(None), "irfft2": _prep_irfftn([-2, -1]),
-    "hfftn": _prep_hermitian_n(_prep_irfftn(None), True), "hfft2": _prep_hermitian_n(_prep_irfftn([-2, -1]), True),
-    "ihfftn": _prep_hermitian_n(_prep_rfftn(None), False), "ihfft2": _prep_hermitian_n(_prep_rfftn([-2, -1]), False),
+    "hfftn": _prep_hermitian(_prep_irfftn(None), True), "hfft2": _prep_hermitian(_prep_irfftn([-2, -1]), True),
+    "ihfftn": _prep_hermitian(_prep_rfftn(None), False), "ihfft2": _prep_hermitian(_prep_rfftn([-2, -1]), False),
 }
